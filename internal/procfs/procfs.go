@@ -1,0 +1,141 @@
+// Package procfs reads the host's process table from /proc. The sandbox's
+// supervisor, the checks and the attack harness all judge "is it still
+// running?" from here, so there is one parser for /proc/N/stat.
+package procfs
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Proc is one process as /proc shows it to the caller (host PID numbers).
+type Proc struct {
+	PID, PPID, PGID, SID int
+	// State is the one-letter state from /proc/N/stat ("R", "S", "Z", ...).
+	State byte
+}
+
+// Alive reports whether the process can still run: a zombie or a dead
+// entry has finished even though kill(pid, 0) still succeeds.
+func (p Proc) Alive() bool { return p.State != 'Z' && p.State != 'X' && p.State != 'x' }
+
+// Scan returns every process in /proc. Processes that vanish while it reads
+// are skipped.
+func Scan() ([]Proc, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	procs := make([]Proc, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		p, err := Stat(pid)
+		if err != nil {
+			continue
+		}
+		procs = append(procs, p)
+	}
+	return procs, nil
+}
+
+// Stat reads /proc/PID/stat.
+func Stat(pid int) (Proc, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Proc{}, err
+	}
+	return parseStat(pid, b)
+}
+
+// parseStat parses "pid (comm) S ppid pgrp session ...". comm may hold
+// spaces and parentheses, so fields are counted from the last ')'.
+func parseStat(pid int, b []byte) (Proc, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return Proc{}, os.ErrInvalid
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 4 || len(f[0]) != 1 {
+		return Proc{}, os.ErrInvalid
+	}
+	p := Proc{PID: pid, State: f[0][0]}
+	var err error
+	if p.PPID, err = strconv.Atoi(f[1]); err != nil {
+		return Proc{}, err
+	}
+	if p.PGID, err = strconv.Atoi(f[2]); err != nil {
+		return Proc{}, err
+	}
+	if p.SID, err = strconv.Atoi(f[3]); err != nil {
+		return Proc{}, err
+	}
+	return p, nil
+}
+
+// Descendants returns the processes below root (not root itself), following
+// parent links in procs.
+func Descendants(procs []Proc, root int) []Proc {
+	children := make(map[int][]Proc)
+	for _, p := range procs {
+		children[p.PPID] = append(children[p.PPID], p)
+	}
+	var out []Proc
+	queue := []int{root}
+	seen := map[int]bool{root: true}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children[pid] {
+			if !seen[c.PID] {
+				seen[c.PID] = true
+				out = append(out, c)
+				queue = append(queue, c.PID)
+			}
+		}
+	}
+	return out
+}
+
+// Cmdline returns the NUL-separated arguments of pid, or nil if it is gone.
+func Cmdline(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// WithArg returns the live processes whose command line contains arg as
+// one whole argument. Harness code tags the programs it starts with a
+// random token argument, so this finds them (and whatever they forked
+// without exec) wherever they were reparented and whatever session or
+// namespace they moved to.
+func WithArg(arg string) []Proc {
+	procs, err := Scan()
+	if err != nil {
+		return nil
+	}
+	var out []Proc
+	for _, p := range procs {
+		if !p.Alive() {
+			continue
+		}
+		for _, a := range Cmdline(p.PID) {
+			if a == arg {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+package procfs
+
+import (
+	"os"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+func TestParseStatCommWithParens(t *testing.T) {
+	p, err := parseStat(42, []byte("42 (a) b (c) S 7 8 9 34816 0 -1"))
+	assert.NilError(t, err)
+	assert.DeepEqual(t, p, Proc{PID: 42, PPID: 7, PGID: 8, SID: 9, State: 'S'})
+}
+
+func TestParseStatRejectsGarbage(t *testing.T) {
+	_, err := parseStat(1, []byte("1 (x"))
+	assert.Assert(t, err != nil)
+}
+
+func TestScanFindsSelf(t *testing.T) {
+	procs, err := Scan()
+	assert.NilError(t, err)
+	var me *Proc
+	for i := range procs {
+		if procs[i].PID == os.Getpid() {
+			me = &procs[i]
+		}
+	}
+	assert.Assert(t, me != nil)
+	assert.Check(t, is.Equal(me.PPID, os.Getppid()))
+	assert.Check(t, me.Alive())
+}
+
+func TestDescendants(t *testing.T) {
+	procs := []Proc{{PID: 1}, {PID: 2, PPID: 1}, {PID: 3, PPID: 2}, {PID: 4, PPID: 1}, {PID: 5, PPID: 9}}
+	var got []int
+	for _, p := range Descendants(procs, 2) {
+		got = append(got, p.PID)
+	}
+	assert.DeepEqual(t, got, []int{3})
+	assert.Check(t, is.Len(Descendants(procs, 1), 3))
+}
