@@ -1,0 +1,125 @@
+// Package mutants is the registry of the defects planted in the sandbox and
+// the gate the sandbox consults at each planted site.
+//
+// Exactly one defect (or none) is active in a process. The harness selects
+// it with Enable, from a command-line flag (--defect), and passes it on to
+// the sandbox's in-namespace init on that process's command line; it is
+// never read from the environment, so a sandboxed program can neither see
+// nor set it. Built with the tag nomutants, On is a constant false and the
+// compiler removes every planted site: that is the build for embedders.
+package mutants
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ID names one planted defect. The ids are stable: predictions.yaml and
+// every report use them.
+type ID string
+
+// The 29 planted defects. Each is consulted at exactly one kind of site,
+// named by Site in the registry.
+const (
+	FailOpen        ID = "fail_open"
+	TimeoutHidden   ID = "timeout_hidden"
+	ExitCodeLost    ID = "exit_code_lost"
+	TraversalOK     ID = "traversal_ok"
+	AbsPathOK       ID = "abs_path_ok"
+	PathGuardsOff   ID = "path_guards_off"
+	LinksFollowed   ID = "links_followed"
+	SpecialFilesOK  ID = "special_files_ok"
+	NoWallLimit     ID = "no_wall_limit"
+	CPUSoftOnly     ID = "cpu_soft_only"
+	NoCPULimit      ID = "no_cpu_limit"
+	NoMemoryLimit   ID = "no_memory_limit"
+	OOMFlagLost     ID = "oom_flag_lost"
+	NoFsizeLimit    ID = "no_fsize_limit"
+	NoNofileLimit   ID = "no_nofile_limit"
+	HeadOnlyOutput  ID = "head_only_output"
+	UnboundedOutput ID = "unbounded_output"
+	NprocRlimitOnly ID = "nproc_rlimit_only"
+	NoSweep         ID = "no_sweep"
+	KillLeaderOnly  ID = "kill_leader_only"
+	EnvInherited    ID = "env_inherited"
+	SharedWorkdir   ID = "shared_workdir"
+	WorkdirKept     ID = "workdir_kept"
+	FreshDirPerRun  ID = "fresh_dir_per_run"
+	NoPIDNS         ID = "no_pid_ns"
+	NoNetNS         ID = "no_net_ns"
+	NoMountHide     ID = "no_mount_hide"
+	CapsKept        ID = "caps_kept"
+	QuotaIgnored    ID = "quota_ignored"
+)
+
+// Defect describes one planted defect.
+type Defect struct {
+	ID ID
+	// Summary says in one line what the defective sandbox does wrong.
+	Summary string
+	// Site is the source file (relative to the module root) holding the
+	// planted site; the site itself is the expression mutants.On(ID) there.
+	Site string
+}
+
+// All lists every planted defect in a stable order.
+var All = []Defect{
+	{FailOpen, "when a namespace cannot be created, the program runs without it instead of being refused", "sandbox/run.go"},
+	{TimeoutHidden, "a run stopped at the wall-clock limit is reported with TimedOut false", "sandbox/run.go"},
+	{ExitCodeLost, "the program's exit status is reported as 0", "sandbox/run.go"},
+	{TraversalOK, "the file API's guard against '..' components that leave the directory is gone", "sandbox/files.go"},
+	{AbsPathOK, "the file API's guard against absolute names is gone", "sandbox/files.go"},
+	{PathGuardsOff, "all three file-name guards are gone: '..', absolute names, and the kernel's beneath/no-symlink resolution", "sandbox/files.go"},
+	{LinksFollowed, "the file API opens the joined path with a plain open, following links the program made", "sandbox/files.go"},
+	{SpecialFilesOK, "the file API reads FIFOs, sockets and devices, not only regular files", "sandbox/files.go"},
+	{NoWallLimit, "the wall-clock timer is never armed; only the 4 s watchdog bounds a run", "sandbox/supervise.go"},
+	{CPUSoftOnly, "only the soft CPU limit is set, so PID 1 of a PID namespace ignores it", "sandbox/policy.go"},
+	{NoCPULimit, "RLIMIT_CPU is not set", "sandbox/policy.go"},
+	{NoMemoryLimit, "RLIMIT_AS is not set", "sandbox/policy.go"},
+	{OOMFlagLost, "the out-of-memory heuristic is not applied, so the result never says memory", "sandbox/run.go"},
+	{NoFsizeLimit, "RLIMIT_FSIZE is not set", "sandbox/policy.go"},
+	{NoNofileLimit, "RLIMIT_NOFILE is not set", "sandbox/policy.go"},
+	{HeadOnlyOutput, "output past the cap keeps only the beginning, losing the end that names the error", "sandbox/output.go"},
+	{UnboundedOutput, "the whole stream is held in memory and cut only at the end", "sandbox/output.go"},
+	{NprocRlimitOnly, "the process cap is RLIMIT_NPROC instead of the /proc monitor", "sandbox/run.go"},
+	{NoSweep, "leftover processes of the run's session are not killed after a normal end", "sandbox/supervise.go"},
+	{KillLeaderOnly, "the timeout kills only the first process, not its children and session", "sandbox/supervise.go"},
+	{EnvInherited, "the program inherits the caller's whole environment", "sandbox/run.go"},
+	{SharedWorkdir, "the program runs in the application's directory instead of the session's", "sandbox/run.go"},
+	{WorkdirKept, "Close leaves the session directory on disk", "sandbox/session.go"},
+	{FreshDirPerRun, "every run gets a new directory, so nothing survives between runs", "sandbox/session.go"},
+	{NoPIDNS, "no PID namespace: the program sees the host's processes and its daemons outlive it", "sandbox/run.go"},
+	{NoNetNS, "no network namespace: the program reaches the host's loopback and beyond", "sandbox/run.go"},
+	{NoMountHide, "the chosen paths are not hidden", "sandbox/init.go"},
+	{CapsKept, "the capability bounding set and capabilities are kept", "sandbox/init.go"},
+	{QuotaIgnored, "the session's disk quota is never checked", "sandbox/session.go"},
+}
+
+// ErrUnknown is returned for an id that names no defect.
+var ErrUnknown = errors.New("unknown defect")
+
+// ErrNotCompiled is returned by Enable in a build made with the nomutants
+// tag: that build has no planted sites to switch on.
+var ErrNotCompiled = errors.New("defects are not compiled into this build (built with -tags nomutants)")
+
+// Lookup returns the defect with the given id.
+func Lookup(id string) (Defect, error) {
+	for _, d := range All {
+		if string(d.ID) == id {
+			return d, nil
+		}
+	}
+	return Defect{}, fmt.Errorf("%w %q (known: %s)", ErrUnknown, id, strings.Join(IDs(), ", "))
+}
+
+// IDs returns every defect id, sorted.
+func IDs() []string {
+	ids := make([]string, len(All))
+	for i, d := range All {
+		ids[i] = string(d.ID)
+	}
+	sort.Strings(ids)
+	return ids
+}
