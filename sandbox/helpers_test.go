@@ -1,0 +1,76 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/internal/procfs"
+)
+
+const python = "/usr/bin/python3"
+
+// testRoot makes a directory the program's host identity can pass
+// through (0711), for session directories and fixtures, and checks at the
+// end of the test that every session made in it was removed.
+func testRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sandboxlab-test-")
+	assert.NilError(t, err)
+	assert.NilError(t, os.Chmod(dir, 0o711))
+	t.Cleanup(func() {
+		left, _ := filepath.Glob(filepath.Join(dir, sessionPrefix+"*"))
+		if len(left) > 0 {
+			t.Errorf("session directories left behind: %v", left)
+		}
+		os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// ownedDir makes a directory below root that belongs to the program's
+// host identity, as the user's own files belong to the user.
+func ownedDir(t testing.TB, root, name string) string {
+	t.Helper()
+	dir := filepath.Join(root, name)
+	assert.NilError(t, os.MkdirAll(dir, 0o755))
+	id := HostIdentity()
+	assert.NilError(t, os.Chown(dir, id.UID, id.GID))
+	return dir
+}
+
+// token returns a random string to tag a program's command line (and so
+// find its processes on the host) or to serve as a canary secret.
+func token(t testing.TB) string {
+	b := make([]byte, 8)
+	_, err := rand.Read(b)
+	assert.NilError(t, err)
+	return "tok" + hex.EncodeToString(b)
+}
+
+// runPy runs Python source under p in a fresh session below root; extra
+// arguments follow the source (sys.argv[1:]).
+func runPy(t testing.TB, root string, p Policy, cmd Command, src string, args ...string) *Result {
+	t.Helper()
+	s, err := NewSession(Options{Policy: p, Root: root})
+	assert.NilError(t, err)
+	defer func() { assert.Check(t, s.Close()) }()
+	cmd.Path = python
+	cmd.Args = append([]string{"-c", src}, args...)
+	res, err := s.Run(context.Background(), cmd)
+	assert.NilError(t, err)
+	return res
+}
+
+// alive returns the live processes tagged with tok.
+func alive(tok string) []procfs.Proc { return procfs.WithArg(tok) }
+
+// killTagged kills whatever is left of the processes tagged with tok, so
+// that no test leaves anything running, and returns how many there were.
+func killTagged(tok string) int { return procfs.KillWithArg(tok, 10*time.Second) }

@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sandboxlab/mutants"
+)
+
+// initArg0 is the argv[0] under which the sandbox re-executes its own
+// binary (/proc/self/exe) as the in-namespace init. Any program that
+// imports this package can serve as the init: the package's init function
+// below takes the process over before main runs.
+const initArg0 = "sandboxlab-init"
+
+// initErrFD is the descriptor on which the init reports a failed set-up.
+// It is close-on-exec, so a successful exec closes it with nothing written.
+const initErrFD = 3
+
+// initConfig is what the init needs to know, passed as JSON in argv[1].
+// The program's path and arguments follow in argv[2:]; its environment is
+// the init's own.
+type initConfig struct {
+	// Defect is the planted defect active in the harness ("" for none). It
+	// travels on the command line, never in the environment, and is gone
+	// once the init execs the program.
+	Defect string `json:"defect,omitempty"`
+	// PrivateMounts makes every mount private before anything is mounted
+	// (CLONE_NEWNS alone does not stop propagation to the host).
+	PrivateMounts bool `json:"private_mounts,omitempty"`
+	// MountProc mounts a fresh /proc for the new PID namespace.
+	MountProc bool `json:"mount_proc,omitempty"`
+	// Hide lists paths to cover (see Filesystem.Hide).
+	Hide []string `json:"hide,omitempty"`
+	// DropCaps drops every capability (see Filesystem.DropCapabilities).
+	DropCaps bool `json:"drop_caps,omitempty"`
+	// Rlimits are set last, just before exec.
+	Rlimits []rlimit `json:"rlimits,omitempty"`
+}
+
+func init() {
+	if len(os.Args) < 3 || os.Args[0] != initArg0 {
+		return
+	}
+	// Mounts, capabilities and no_new_privs are per thread or must be
+	// followed by exec from the thread that set them: stay on one.
+	runtime.GOMAXPROCS(1)
+	runtime.LockOSThread()
+	errPipe := os.NewFile(initErrFD, "init-errors")
+	unix.CloseOnExec(initErrFD)
+	err := runInit(os.Args[1], os.Args[2:])
+	fmt.Fprint(errPipe, err.Error())
+	os.Exit(125)
+}
+
+// runInit sets the sandbox up and execs the program. It returns only on
+// failure.
+func runInit(config string, argv []string) error {
+	var cfg initConfig
+	if err := json.Unmarshal([]byte(config), &cfg); err != nil {
+		return fmt.Errorf("setup: decoding init config: %w", err)
+	}
+	if err := mutants.Enable(cfg.Defect); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	if cfg.PrivateMounts {
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("setup: making mounts private: %w", err)
+		}
+	}
+	if cfg.MountProc {
+		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("setup: mounting proc on /proc: %w", err)
+		}
+	}
+	if !mutants.On(mutants.NoMountHide) {
+		for _, path := range cfg.Hide {
+			if err := hide(path); err != nil {
+				return fmt.Errorf("setup: %w", err)
+			}
+		}
+	}
+	if cfg.DropCaps && !mutants.On(mutants.CapsKept) {
+		if err := dropPrivileges(); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	return execWithLimits(argv, cfg.Rlimits)
+}
+
+// execWithLimits sets the resource limits and execs the program without
+// allocating in between: under RLIMIT_AS the Go runtime may be unable to
+// map another heap arena, and a failed allocation would crash the init
+// instead of running the program. It returns only on failure.
+func execWithLimits(argv []string, rlimits []rlimit) error {
+	path, err := unix.BytePtrFromString(argv[0])
+	if err != nil {
+		return fmt.Errorf("exec: %w", err)
+	}
+	args, err := cStrings(argv)
+	if err != nil {
+		return fmt.Errorf("exec: %w", err)
+	}
+	env, err := cStrings(os.Environ())
+	if err != nil {
+		return fmt.Errorf("exec: %w", err)
+	}
+	lims := make([]unix.Rlimit, len(rlimits))
+	for i, rl := range rlimits {
+		lims[i] = unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
+	}
+	failed := []byte("setup: setting a resource limit: ")
+	execFailed := []byte("exec: starting " + argv[0] + ": ")
+	// Raw prlimit also keeps the runtime from restoring its own
+	// RLIMIT_NOFILE at exec (it only does that inside syscall.Exec).
+	for i := range lims {
+		_, _, e := unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(rlimits[i].Resource), uintptr(unsafe.Pointer(&lims[i])), 0, 0, 0)
+		if e != 0 {
+			rawFail(failed, e)
+		}
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&args[0])), uintptr(unsafe.Pointer(&env[0])))
+	rawFail(execFailed, e)
+	return nil // not reached
+}
+
+// rawFail reports msg and errno on the error pipe and exits, allocating
+// nothing (Errno.Error returns a constant for known errors).
+func rawFail(msg []byte, e unix.Errno) {
+	text := e.Error()
+	unix.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)))
+	unix.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(unsafe.StringData(text))), uintptr(len(text)))
+	unix.RawSyscall(unix.SYS_EXIT_GROUP, 125, 0, 0)
+}
+
+// hide covers path in this mount namespace: a directory by an empty
+// tmpfs, anything else by /dev/null.
+func hide(path string) error {
+	st, err := os.Lstat(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("hiding %s: %w", path, err)
+	}
+	if st.IsDir() {
+		// Small and owned by nobody: writes into it go nowhere and cannot
+		// fill the host's memory.
+		if err := unix.Mount("tmpfs", path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m,nr_inodes=64,mode=0755"); err != nil {
+			return fmt.Errorf("mounting tmpfs on %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := unix.Mount("/dev/null", path, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("binding /dev/null over %s: %w", path, err)
+	}
+	return nil
+}
+
+// dropPrivileges leaves "root" in the user namespace with nothing: no new
+// user namespaces (which would hand back a full capability set), an empty
+// bounding set (so exec as uid 0 grants nothing), no capabilities and
+// no_new_privs.
+func dropPrivileges() error {
+	if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0\n"), 0); err != nil {
+		return fmt.Errorf("forbidding nested user namespaces: %w", err)
+	}
+	// The running kernel may know more capabilities than this build's
+	// headers: drop until it says there are no more (EINVAL).
+	for c := 0; ; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if err == unix.EINVAL && c > unix.CAP_LAST_CAP/2 {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clearing ambient capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clearing capabilities: %w", err)
+	}
+	return nil
+}
+
+// cStrings returns a NULL-terminated array of C strings for execve.
+func cStrings(ss []string) ([]*byte, error) {
+	out := make([]*byte, len(ss)+1)
+	for i, s := range ss {
+		p, err := unix.BytePtrFromString(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = p
+	}
+	return out, nil
+}

@@ -1,0 +1,263 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandboxlab/mutants"
+)
+
+// Policy says which layers of isolation a run gets. Each field is one
+// layer; Preset(n) switches on layers 0..n. A zero field switches its layer
+// off, so a check can take one layer away to see another bite.
+type Policy struct {
+	// Level is the preset the policy was made from (0–5). It is reported in
+	// Result and reports; changing fields does not change it.
+	Level int
+
+	// Watchdog bounds every run, whatever else is off, so that nothing can
+	// hang the harness (L0: 4 s). It kills the program when the time is up
+	// and the run counts as timed out. Zero means no watchdog.
+	Watchdog time.Duration
+
+	// Limits is L1: resource limits set before the program starts, and the
+	// supervision of its process tree.
+	Limits Limits
+
+	// Workspace is L2: what the program finds around it when it starts.
+	Workspace Workspace
+
+	// Processes is L3: its own process tree and a cap on its size.
+	Processes Processes
+
+	// Network is L4.
+	Network Network
+
+	// Filesystem is L5: what the program can see of the host's files, and
+	// what privileges it holds.
+	Filesystem Filesystem
+}
+
+// Limits is the L1 layer.
+type Limits struct {
+	// Wall stops the run after this much wall-clock time (L1: 1.5 s).
+	Wall time.Duration
+	// CPU is the soft RLIMIT_CPU (whole seconds; L1: 2 s). The kernel sends
+	// SIGXCPU when it is reached.
+	CPU time.Duration
+	// CPUHard is the hard RLIMIT_CPU (L1: 3 s), where the kernel sends
+	// SIGKILL. It must be set above CPU: PID 1 of a PID namespace ignores
+	// SIGXCPU, so the soft limit alone does nothing there. Zero means no
+	// hard limit (used only to demonstrate that quirk).
+	CPUHard time.Duration
+	// AddressSpace is RLIMIT_AS in bytes (L1: 256 MiB).
+	AddressSpace int64
+	// FileSize is RLIMIT_FSIZE in bytes (L1: 10 MiB).
+	FileSize int64
+	// OpenFiles is RLIMIT_NOFILE (L1: 64).
+	OpenFiles int
+	// OutputChars is how many characters of each stream are returned (L1:
+	// 8,000): the first 60% and the last 40% around a marker that says how
+	// many bytes were left out. Zero returns (and holds) everything.
+	OutputChars int
+	// OutputHeld is the most the harness ever holds of one stream, in bytes
+	// (L1: 8 MiB). The bytes needed for OutputChars must fit in it.
+	OutputHeld int64
+	// KillTree runs the program in a session of its own and, on a timeout,
+	// kills the process, its children and its whole session; without it
+	// only the process is killed.
+	KillTree bool
+	// Sweep kills whatever is left of the program's session after it ends
+	// normally.
+	Sweep bool
+}
+
+// Workspace is the L2 layer.
+type Workspace struct {
+	// ScrubEnv starts the program with only PATH, LANG, HOME and TMPDIR,
+	// HOME and TMPDIR pointing into the session's directory.
+	ScrubEnv bool
+	// Private runs the program in the session's own directory (0700, kept
+	// across the session's runs) instead of the application's directory.
+	Private bool
+}
+
+// Processes is the L3 layer.
+type Processes struct {
+	// Namespace runs the program in a user and a PID namespace of its own,
+	// with its own /proc. It is root there, mapped to an unprivileged host
+	// identity (see HostIdentity). When the program (PID 1) ends, the
+	// kernel kills everything else in the namespace.
+	Namespace bool
+	// Max stops the run when more than Max of its processes are alive
+	// (L3: 16). A monitor walks /proc every Interval to count them.
+	Max int
+	// Interval is how often the monitor walks /proc (L3: 5 ms).
+	Interval time.Duration
+}
+
+// Network is the L4 layer.
+type Network struct {
+	// Isolate gives the program a network namespace with no interface up,
+	// not even loopback: connect fails at once with ENETUNREACH.
+	Isolate bool
+}
+
+// Filesystem is the L5 layer.
+type Filesystem struct {
+	// Hide lists host paths the program must not see: a directory is
+	// covered by an empty tmpfs, a file by /dev/null, in the program's own
+	// mount namespace. The host's files are untouched and writes into them
+	// go nowhere. Paths that do not exist are skipped.
+	Hide []string
+	// DropCapabilities empties the capability bounding set and every
+	// capability set, sets no_new_privs, and forbids new user namespaces, so
+	// that "root" in the sandbox cannot mount, and cannot get capabilities
+	// back through a nested namespace either.
+	DropCapabilities bool
+}
+
+// Levels is the number of presets: L0 … L5.
+const Levels = 6
+
+// LevelNames names each preset by what it adds.
+var LevelNames = [Levels]string{"bare", "limits", "env and cwd", "processes", "network", "filesystem and capabilities"}
+
+// ErrInvalidPolicy wraps every error from Policy.Validate.
+var ErrInvalidPolicy = errors.New("invalid policy")
+
+// Preset returns the policy of level n: layers 0..n switched on with the
+// values of the course notes.
+func Preset(n int) (Policy, error) {
+	if n < 0 || n >= Levels {
+		return Policy{}, fmt.Errorf("%w: level %d: want 0 to %d", ErrInvalidPolicy, n, Levels-1)
+	}
+	p := Policy{Level: n, Watchdog: 4 * time.Second}
+	if n >= 1 {
+		p.Limits = Limits{
+			Wall:         1500 * time.Millisecond,
+			CPU:          2 * time.Second,
+			CPUHard:      3 * time.Second,
+			AddressSpace: 256 << 20,
+			FileSize:     10 << 20,
+			OpenFiles:    64,
+			OutputChars:  8000,
+			OutputHeld:   8 << 20,
+			KillTree:     true,
+			Sweep:        true,
+		}
+	}
+	if n >= 2 {
+		p.Workspace = Workspace{ScrubEnv: true, Private: true}
+	}
+	if n >= 3 {
+		p.Processes = Processes{Namespace: true, Max: 16, Interval: 5 * time.Millisecond}
+	}
+	if n >= 4 {
+		p.Network = Network{Isolate: true}
+	}
+	if n >= 5 {
+		p.Filesystem = Filesystem{Hide: DefaultHidden(), DropCapabilities: true}
+	}
+	return p, nil
+}
+
+// MustPreset is Preset for levels known to be valid.
+func MustPreset(n int) Policy {
+	p, err := Preset(n)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// DefaultHidden is the L5 preset's list: home directories and the files
+// that hold password hashes.
+func DefaultHidden() []string {
+	paths := []string{"/root", "/home", "/etc/shadow", "/etc/gshadow"}
+	if h, err := os.UserHomeDir(); err == nil && h != "/" && !within(h, "/root") && !within(h, "/home") {
+		paths = append(paths, h)
+	}
+	return paths
+}
+
+// Validate reports the first thing wrong with p, wrapped in ErrInvalidPolicy.
+func (p Policy) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidPolicy}, args...)...)
+	}
+	l := p.Limits
+	switch {
+	case p.Level < 0 || p.Level >= Levels:
+		return bad("level %d: want 0 to %d", p.Level, Levels-1)
+	case p.Watchdog < 0 || l.Wall < 0 || l.CPU < 0 || l.CPUHard < 0 || l.AddressSpace < 0 ||
+		l.FileSize < 0 || l.OpenFiles < 0 || l.OutputChars < 0 || l.OutputHeld < 0 ||
+		p.Processes.Max < 0 || p.Processes.Interval < 0:
+		return bad("limits must not be negative")
+	case l.CPU%time.Second != 0 || l.CPUHard%time.Second != 0:
+		return bad("CPU limits are whole seconds (RLIMIT_CPU), got %v soft, %v hard", l.CPU, l.CPUHard)
+	case l.CPUHard > 0 && l.CPU == 0:
+		return bad("a hard CPU limit needs a soft one")
+	case l.CPUHard > 0 && l.CPUHard <= l.CPU:
+		return bad("hard CPU limit %v must be above the soft limit %v: PID 1 of a PID namespace ignores SIGXCPU", l.CPUHard, l.CPU)
+	case l.OutputChars > 0 && l.OutputChars < 200:
+		return bad("OutputChars %d leaves no room for head, tail and marker; want at least 200", l.OutputChars)
+	case l.OutputChars > 0 && l.OutputHeld > 0 && heldBytes(l.OutputChars) > l.OutputHeld:
+		return bad("returning %d characters needs %d bytes held, over OutputHeld %d", l.OutputChars, heldBytes(l.OutputChars), l.OutputHeld)
+	case p.Processes.Max > 0 && p.Processes.Interval == 0:
+		return bad("a process cap needs a monitor interval")
+	}
+	for _, h := range p.Filesystem.Hide {
+		if !filepath.IsAbs(h) || filepath.Clean(h) == "/" {
+			return bad("hidden path %q: want an absolute path other than /", h)
+		}
+	}
+	return nil
+}
+
+// userNS reports whether the policy needs a user namespace: every layer
+// from L3 up is built inside one.
+func (p Policy) userNS() bool {
+	return p.Processes.Namespace || p.Network.Isolate || len(p.Filesystem.Hide) > 0 || p.Filesystem.DropCapabilities
+}
+
+// rlimit is one resource limit the init sets before it execs the program.
+type rlimit struct {
+	Resource int    `json:"resource"`
+	Cur      uint64 `json:"cur"`
+	Max      uint64 `json:"max"`
+}
+
+// rlimits returns the resource limits of L1.
+func (l Limits) rlimits() []rlimit {
+	var rl []rlimit
+	if l.CPU > 0 && !mutants.On(mutants.NoCPULimit) {
+		hard := uint64(unix.RLIM_INFINITY)
+		if l.CPUHard > 0 && !mutants.On(mutants.CPUSoftOnly) {
+			hard = uint64(l.CPUHard / time.Second)
+		}
+		rl = append(rl, rlimit{unix.RLIMIT_CPU, uint64(l.CPU / time.Second), hard})
+	}
+	if l.AddressSpace > 0 && !mutants.On(mutants.NoMemoryLimit) {
+		rl = append(rl, rlimit{unix.RLIMIT_AS, uint64(l.AddressSpace), uint64(l.AddressSpace)})
+	}
+	if l.FileSize > 0 && !mutants.On(mutants.NoFsizeLimit) {
+		rl = append(rl, rlimit{unix.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize)})
+	}
+	if l.OpenFiles > 0 && !mutants.On(mutants.NoNofileLimit) {
+		rl = append(rl, rlimit{unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles)})
+	}
+	return rl
+}
+
+// within reports whether path is dir or lies below it (both absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}

@@ -1,0 +1,107 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Reason says why a run ended. A stopped run never looks like a finished one.
+type Reason string
+
+const (
+	// ReasonExited: the program ended by itself (whatever its status).
+	ReasonExited Reason = "exited"
+	// ReasonTimeout: stopped at the wall-clock limit or the watchdog.
+	ReasonTimeout Reason = "timeout"
+	// ReasonCPU: stopped by the CPU limit (SIGXCPU, or SIGKILL at the hard limit).
+	ReasonCPU Reason = "cpu"
+	// ReasonMemory: failed for lack of memory (a heuristic on the error text).
+	ReasonMemory Reason = "memory"
+	// ReasonProcesses: stopped for having too many processes.
+	ReasonProcesses Reason = "processes"
+	// ReasonRefused: not started; Result.Message says why.
+	ReasonRefused Reason = "refused"
+	// ReasonSignal: killed by a signal for any other reason (also when the
+	// caller cancelled the run).
+	ReasonSignal Reason = "signal"
+)
+
+// Result is what a run did, as the host saw it.
+type Result struct {
+	// Level is the policy's level.
+	Level int
+	// Reason says why the run ended.
+	Reason Reason
+	// Message explains a refused run and what to do about it.
+	Message string
+	// ExitCode is the program's exit status, or -1 when a signal ended it.
+	ExitCode int
+	// Signal names the signal that ended the program ("" if it exited).
+	Signal string
+	// TimedOut is true when the wall-clock limit or the watchdog stopped it.
+	TimedOut bool
+	// OOM is true when the error text says memory ran out. It is a
+	// heuristic: a limit on address space makes allocation fail inside the
+	// program, which reports it in its own words.
+	OOM bool
+	// Stdout and Stderr are the returned text of each stream: everything,
+	// or at most Limits.OutputChars characters with a marker in the middle.
+	Stdout, Stderr string
+	// StdoutTruncated and StderrTruncated say whether the middle was cut.
+	StdoutTruncated, StderrTruncated bool
+	// StdoutBytes and StderrBytes count every byte the program wrote.
+	StdoutBytes, StderrBytes int64
+	// Wall is the time from start to end; CPU is the user plus system time
+	// of the program and the children it waited for.
+	Wall, CPU time.Duration
+	// Files lists the session directory after the run (at most MaxListed).
+	Files []FileInfo
+	// FilesTruncated says there were more files than listed.
+	FilesTruncated bool
+}
+
+// FileInfo is one entry of the session directory.
+type FileInfo struct {
+	// Name is the slash-separated path below the session directory.
+	Name string `json:"name"`
+	// Size is the size in bytes (0 for directories).
+	Size int64 `json:"size"`
+	// Type is "file", "dir", "link" or "other".
+	Type string `json:"type"`
+}
+
+type resultJSON struct {
+	Level           int        `json:"level"`
+	Reason          Reason     `json:"reason"`
+	Message         string     `json:"message,omitempty"`
+	ExitCode        int        `json:"exit_code"`
+	Signal          string     `json:"signal,omitempty"`
+	TimedOut        bool       `json:"timed_out"`
+	OOM             bool       `json:"oom"`
+	Stdout          string     `json:"stdout"`
+	Stderr          string     `json:"stderr"`
+	StdoutTruncated bool       `json:"stdout_truncated"`
+	StderrTruncated bool       `json:"stderr_truncated"`
+	StdoutBytes     int64      `json:"stdout_bytes"`
+	StderrBytes     int64      `json:"stderr_bytes"`
+	WallMS          int64      `json:"wall_ms"`
+	CPUMS           int64      `json:"cpu_ms"`
+	Files           []FileInfo `json:"files"`
+	FilesTruncated  bool       `json:"files_truncated"`
+}
+
+// MarshalJSON encodes r with snake_case keys and times in milliseconds.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	files := r.Files
+	if files == nil {
+		files = []FileInfo{}
+	}
+	return json.Marshal(resultJSON{
+		Level: r.Level, Reason: r.Reason, Message: r.Message, ExitCode: r.ExitCode, Signal: r.Signal,
+		TimedOut: r.TimedOut, OOM: r.OOM, Stdout: r.Stdout, Stderr: r.Stderr,
+		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
+		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,
+		WallMS: r.Wall.Milliseconds(), CPUMS: r.CPU.Milliseconds(),
+		Files: files, FilesTruncated: r.FilesTruncated,
+	})
+}

@@ -1,0 +1,343 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandboxlab/mutants"
+)
+
+// Command is the program to run.
+type Command struct {
+	// Path is the program's absolute path on the host.
+	Path string
+	// Args are its arguments, not counting the program name.
+	Args []string
+	// Env is the environment the caller would give a child process, as
+	// key=value pairs; nil means os.Environ(). From L2 up only PATH and
+	// LANG survive from it.
+	Env []string
+	// Dir is the application's directory: the program's working directory
+	// when Workspace.Private is off. Empty means the caller's.
+	Dir string
+}
+
+// Run runs one program under policy in a session of its own and closes
+// the session afterwards.
+func Run(ctx context.Context, policy Policy, cmd Command) (*Result, error) {
+	s, err := NewSession(Options{Policy: policy})
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Run(ctx, cmd)
+	if cerr := s.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return res, err
+}
+
+// streamGrace is how long output is still read after the run has ended.
+// A detached process that kept the pipe open cannot hold the run past it.
+const streamGrace = 250 * time.Millisecond
+
+// run runs cmd under p with the session directory dir.
+func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) {
+	if !filepath.IsAbs(c.Path) {
+		return nil, fmt.Errorf("program %q: want an absolute path", c.Path)
+	}
+	cwd, err := workDir(p, c, dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range p.Filesystem.Hide {
+		if within(cwd, filepath.Clean(h)) {
+			return nil, fmt.Errorf("%w: hidden path %s holds the working directory %s", ErrInvalidPolicy, h, cwd)
+		}
+	}
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd, initErr, err := buildCmd(p, c, cwd, dir, false)
+	if err != nil {
+		for _, f := range []*os.File{outR, outW, errR, errW} {
+			f.Close()
+		}
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+
+	start := time.Now()
+	err = cmd.Start()
+	if err != nil && p.userNS() && mutants.On(mutants.FailOpen) {
+		// The defect: warn and run without the namespaces.
+		fmt.Fprintf(os.Stderr, "sandbox: namespaces unavailable (%v); running without them\n", err)
+		if initErr != nil {
+			initErr[0].Close()
+			initErr[1].Close()
+		}
+		cmd, initErr, err = buildCmd(p, c, cwd, dir, true)
+		if err == nil {
+			cmd.Stdout, cmd.Stderr = outW, errW
+			err = cmd.Start()
+		}
+	}
+	outW.Close()
+	errW.Close()
+	if initErr != nil {
+		initErr[1].Close()
+		defer initErr[0].Close()
+	}
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		if p.userNS() {
+			return nil, fmt.Errorf("%w: creating namespaces: %v%s", ErrUnavailable, err, nsHint(err))
+		}
+		return nil, fmt.Errorf("starting %s: %w", c.Path, err)
+	}
+
+	stdout, stderr := newStream(p.Limits.OutputChars), newStream(p.Limits.OutputChars)
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); stdout.readFrom(outR) }()
+	go func() { defer readers.Done(); stderr.readFrom(errR) }()
+
+	sup := &supervisor{
+		pid:      cmd.Process.Pid,
+		killTree: p.Limits.KillTree,
+		deadline: timeLimit(p),
+	}
+	if p.Processes.Max > 0 && !mutants.On(mutants.NprocRlimitOnly) {
+		sup.maxProcs, sup.interval = p.Processes.Max, p.Processes.Interval
+	}
+	sup.start(ctx)
+
+	// The init reports a failed set-up on its pipe; a successful exec
+	// closes the pipe with nothing written.
+	var setupErr string
+	if initErr != nil {
+		b := make([]byte, 4096)
+		n, _ := initErr[0].Read(b)
+		setupErr = string(b[:n])
+	}
+
+	waitErr := cmd.Wait()
+	wall := time.Since(start)
+	sup.stop()
+	if p.Limits.Sweep && sup.reason == "" && !mutants.On(mutants.NoSweep) {
+		killRun(cmd.Process.Pid, true)
+	}
+	drain(&readers, outR, errR)
+
+	if setupErr != "" {
+		if strings.HasPrefix(setupErr, "exec: ") {
+			return nil, errors.New(strings.TrimPrefix(setupErr, "exec: "))
+		}
+		return nil, fmt.Errorf("%w: %s", ErrUnavailable, strings.TrimPrefix(setupErr, "setup: "))
+	}
+	state := cmd.ProcessState
+	if state == nil {
+		return nil, fmt.Errorf("waiting for %s: %w", c.Path, waitErr)
+	}
+
+	res := &Result{Level: p.Level, Wall: wall, CPU: state.UserTime() + state.SystemTime()}
+	res.Stdout, res.StdoutTruncated = stdout.result()
+	res.Stderr, res.StderrTruncated = stderr.result()
+	res.StdoutBytes, res.StderrBytes = stdout.total, stderr.total
+	ws := state.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		res.ExitCode = -1
+		res.Signal = unix.SignalName(ws.Signal())
+	} else if !mutants.On(mutants.ExitCodeLost) {
+		res.ExitCode = ws.ExitStatus()
+	}
+	if !mutants.On(mutants.OOMFlagLost) {
+		res.OOM = res.ExitCode != 0 && looksLikeOOM(res.Stderr)
+	}
+	res.Reason = classify(p, sup.reason, ws, res)
+	res.TimedOut = sup.reason == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
+	if sup.reason == ReasonSignal {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// workDir is where the program starts: the session's directory from L2 up,
+// else the application's.
+func workDir(p Policy, c Command, dir string) (string, error) {
+	if p.Workspace.Private && !mutants.On(mutants.SharedWorkdir) {
+		return dir, nil
+	}
+	if c.Dir != "" {
+		return filepath.Abs(c.Dir)
+	}
+	return os.Getwd()
+}
+
+// environment is the program's environment.
+func environment(p Policy, c Command, dir string) []string {
+	env := c.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if !p.Workspace.ScrubEnv || mutants.On(mutants.EnvInherited) {
+		return env
+	}
+	lang := "C.UTF-8"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "LANG="); ok && v != "" {
+			lang = v
+		}
+	}
+	// PATH is not taken from the caller: it may name directories the
+	// program's identity cannot read (a pyenv shim under /root).
+	return []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"LANG=" + lang,
+		"HOME=" + dir,
+		"TMPDIR=" + dir,
+	}
+}
+
+// buildCmd prepares the command: the program itself at L0, else this
+// binary re-executed as the init, which sets limits, mounts and privileges
+// up and then execs the program. bare drops the namespaces (the fail_open
+// defect's fallback). initErr is the init's error pipe (read end, write
+// end), nil when there is no init.
+func buildCmd(p Policy, c Command, cwd, dir string, bare bool) (cmd *exec.Cmd, initErr []*os.File, err error) {
+	userNS := p.userNS() && !bare
+	cfg := initConfig{Defect: string(mutants.Active()), Rlimits: p.Limits.rlimits()}
+	if p.Processes.Max > 0 && mutants.On(mutants.NprocRlimitOnly) {
+		n := uint64(p.Processes.Max)
+		cfg.Rlimits = append(cfg.Rlimits, rlimit{unix.RLIMIT_NPROC, n, n})
+	}
+	attr := &syscall.SysProcAttr{Setsid: p.Limits.KillTree, Pdeathsig: syscall.SIGKILL}
+	id := HostIdentity()
+	if userNS {
+		attr.Cloneflags = syscall.CLONE_NEWUSER
+		if p.Processes.Namespace && !mutants.On(mutants.NoPIDNS) {
+			attr.Cloneflags |= syscall.CLONE_NEWPID
+			cfg.MountProc = true
+		}
+		if p.Network.Isolate && !mutants.On(mutants.NoNetNS) {
+			attr.Cloneflags |= syscall.CLONE_NEWNET
+		}
+		cfg.Hide = p.Filesystem.Hide
+		cfg.DropCaps = p.Filesystem.DropCapabilities
+		if cfg.MountProc || len(cfg.Hide) > 0 {
+			attr.Cloneflags |= syscall.CLONE_NEWNS
+			cfg.PrivateMounts = true
+		}
+		// Root inside, the program's host identity outside. setuid(0)
+		// inside is needed when the caller is host root: its uid 0 is not
+		// the one mapped.
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.UID, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.GID, Size: 1}}
+		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+	} else if HostRoot() {
+		attr.Credential = &syscall.Credential{Uid: uint32(id.UID), Gid: uint32(id.GID), Groups: []uint32{}}
+	}
+
+	cmd = &exec.Cmd{
+		Path:        c.Path,
+		Args:        append([]string{c.Path}, c.Args...),
+		Env:         environment(p, c, dir),
+		Dir:         cwd,
+		SysProcAttr: attr,
+	}
+	if len(cfg.Rlimits) == 0 && attr.Cloneflags == 0 && !cfg.DropCaps {
+		return cmd, nil, nil // nothing for an init to do
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Path = "/proc/self/exe"
+	cmd.Args = append([]string{initArg0, string(b)}, cmd.Args...)
+	cmd.ExtraFiles = []*os.File{w} // becomes initErrFD
+	return cmd, []*os.File{r, w}, nil
+}
+
+// drain waits for the stream readers to reach EOF, but no longer than
+// streamGrace: a process that escaped the run may hold the pipe open.
+func drain(readers *sync.WaitGroup, pipes ...*os.File) {
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(streamGrace):
+		for _, p := range pipes {
+			p.Close()
+		}
+		<-done
+	}
+	for _, p := range pipes {
+		p.Close()
+	}
+}
+
+// nsHint says what usually lies behind the kernel's refusal to make a
+// namespace.
+func nsHint(err error) string {
+	switch {
+	case errors.Is(err, unix.ENOSPC):
+		return " (the user.max_user_namespaces limit is reached, or set to 0)"
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return " (unprivileged user namespaces are disabled, or a security policy forbids them)"
+	case errors.Is(err, unix.EINVAL):
+		return " (the kernel lacks a namespace type, or the caller runs threaded where it must not)"
+	}
+	return ""
+}
+
+// looksLikeOOM is the out-of-memory heuristic: what programs print when an
+// allocation fails under RLIMIT_AS.
+func looksLikeOOM(stderr string) bool {
+	for _, s := range []string{"MemoryError", "Cannot allocate memory", "out of memory", "std::bad_alloc"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// classify says why the run ended.
+func classify(p Policy, stoppedBy Reason, ws syscall.WaitStatus, res *Result) Reason {
+	switch {
+	case stoppedBy != "":
+		return stoppedBy
+	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU:
+		return ReasonCPU
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && p.Limits.CPU > 0 && res.CPU >= p.Limits.CPU:
+		// Nobody here killed it: the hard CPU limit did.
+		return ReasonCPU
+	case ws.Signaled():
+		return ReasonSignal
+	case res.OOM:
+		return ReasonMemory
+	}
+	return ReasonExited
+}

@@ -1,0 +1,159 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandboxlab/internal/procfs"
+	"sandboxlab/mutants"
+)
+
+// supervisor watches one running program: the wall clock, the watchdog,
+// the process cap and the caller's context. When one of them fires it
+// kills the run and records why; the reason is read after done is closed.
+type supervisor struct {
+	pid      int
+	killTree bool
+	deadline time.Duration // 0: no time limit at all
+	maxProcs int           // 0: no monitor
+	interval time.Duration
+
+	reason  Reason // why the supervisor stopped the run ("" if it did not)
+	stopped chan struct{}
+	done    chan struct{}
+}
+
+func (s *supervisor) start(ctx context.Context) {
+	s.stopped = make(chan struct{})
+	s.done = make(chan struct{})
+	go s.loop(ctx)
+}
+
+// stop tells the supervisor that the program has ended and waits for it.
+func (s *supervisor) stop() {
+	close(s.stopped)
+	<-s.done
+}
+
+func (s *supervisor) loop(ctx context.Context) {
+	defer close(s.done)
+	var timeout <-chan time.Time
+	if s.deadline > 0 {
+		t := time.NewTimer(s.deadline)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var tick <-chan time.Time
+	if s.maxProcs > 0 {
+		t := time.NewTicker(s.interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-s.stopped:
+			return
+		case <-timeout:
+			s.kill(ReasonTimeout)
+			return
+		case <-ctx.Done():
+			s.kill(ReasonSignal)
+			return
+		case <-tick:
+			if s.count() > s.maxProcs {
+				s.kill(ReasonProcesses)
+				return
+			}
+		}
+	}
+}
+
+func (s *supervisor) kill(why Reason) {
+	s.reason = why
+	killRun(s.pid, s.killTree)
+}
+
+// count returns how many processes of the run are alive: the program and
+// everything below it. In a PID namespace that is the whole namespace,
+// since orphans there are adopted by the program (its PID 1).
+func (s *supervisor) count() int {
+	procs, err := procfs.Scan()
+	if err != nil {
+		return 0
+	}
+	n := 1
+	for _, p := range procfs.Descendants(procs, s.pid) {
+		if p.Alive() {
+			n++
+		}
+	}
+	return n
+}
+
+// timeLimit is how long a run may take: the wall-clock limit, bounded by
+// the watchdog.
+func timeLimit(p Policy) time.Duration {
+	d := p.Watchdog
+	if w := p.Limits.Wall; w > 0 && !mutants.On(mutants.NoWallLimit) && (d == 0 || w < d) {
+		d = w
+	}
+	return d
+}
+
+// killRun kills a run. With tree set it kills the process, its process
+// group, its descendants and every process of its session, and waits until
+// they are dead; otherwise only the process. The program runs as session
+// leader, so its pid is also its session and group id; this works after
+// the leader has been reaped too (the sweep), through the session.
+func killRun(pid int, tree bool) {
+	if !tree || mutants.On(mutants.KillLeaderOnly) {
+		unix.Kill(pid, unix.SIGKILL)
+		return
+	}
+	unix.Kill(-pid, unix.SIGKILL)
+	var k procfs.Killer
+	// A killed process cannot fork any more (fork fails with a fatal
+	// signal pending), so each pass can only find children forked before
+	// the previous one; a few passes reach a fixed point.
+	for range 100 {
+		procs, err := procfs.Scan()
+		if err != nil {
+			break
+		}
+		found := 0
+		for _, p := range runMembers(procs, pid) {
+			if k.Kill(p.PID) {
+				found++
+			}
+		}
+		if found == 0 {
+			break
+		}
+	}
+	k.Wait(2 * time.Second)
+}
+
+// runMembers returns the live processes that belong to the run led by pid.
+func runMembers(procs []procfs.Proc, pid int) []procfs.Proc {
+	self := os.Getpid()
+	seen := map[int]bool{}
+	var out []procfs.Proc
+	add := func(p procfs.Proc) {
+		if p.Alive() && p.PID != self && !seen[p.PID] {
+			seen[p.PID] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range procs {
+		if p.SID == pid || p.PGID == pid {
+			add(p)
+		}
+	}
+	for _, p := range procfs.Descendants(procs, pid) {
+		add(p)
+	}
+	return out
+}
