@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"sandboxlab/sandbox"
+)
+
+func init() {
+	register(command{name: "session", summary: "make or remove a session directory that several runs share", run: sessionCmd})
+	register(command{name: "files", summary: "list, read, write or delete files of a session through the file API", run: filesCmd})
+}
+
+// openSession resumes the session in dir, or makes a fresh one.
+func openSession(policy sandbox.Policy, dir string) (*sandbox.Session, error) {
+	if dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		dir = abs
+	}
+	return sandbox.NewSession(sandbox.Options{Policy: policy, Dir: dir})
+}
+
+func sessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("session", "new | rm DIR",
+		"'new' makes a session directory and prints its path; pass it to 'run --session' and\n"+
+			"'files --session'. 'rm' closes the session: it removes the directory and everything in it.", stderr)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() == 1 && fs.Arg(0) == "new":
+		s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(0)})
+		if err != nil {
+			fmt.Fprintf(stderr, "sandboxlab session: %v\n", err)
+			return exitInternal
+		}
+		fmt.Fprintln(stdout, s.Dir())
+		return exitOK
+	case fs.NArg() == 2 && fs.Arg(0) == "rm":
+		s, err := openSession(sandbox.MustPreset(0), fs.Arg(1))
+		if err == nil {
+			err = s.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sandboxlab session: %v\n", err)
+			return exitInternal
+		}
+		return exitOK
+	}
+	fs.Usage()
+	return exitInternal
+}
+
+func filesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("files", "--session DIR ls | get NAME | put NAME [FILE] | rm NAME",
+		"Drives the host-side file API of a session, as the tool does between runs: names are\n"+
+			"relative to the session directory; '..' escapes, absolute names, links and anything but\n"+
+			"regular files are refused. 'put' reads FILE, or standard input without one.", stderr)
+	dir := fs.String("session", "", "the session directory `DIR` (from 'sandboxlab session new')")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *dir == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return exitInternal
+	}
+	s, err := openSession(sandbox.MustPreset(0), *dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandboxlab files: %v\n", err)
+		return exitInternal
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "sandboxlab files: %v\n", err)
+		return exitInternal
+	}
+	op, rest := fs.Arg(0), fs.Args()[1:]
+	switch {
+	case op == "ls" && len(rest) == 0:
+		files, err := s.List()
+		if err != nil {
+			return fail(err)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		for _, f := range files {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", f.Type, f.Size, f.Name)
+		}
+		tw.Flush()
+	case op == "get" && len(rest) == 1:
+		b, err := s.ReadFile(rest[0])
+		if err != nil {
+			return fail(err)
+		}
+		stdout.Write(b)
+	case op == "put" && (len(rest) == 1 || len(rest) == 2):
+		var r io.Reader = os.Stdin
+		if len(rest) == 2 {
+			f, err := os.Open(rest[1])
+			if err != nil {
+				return fail(err)
+			}
+			defer f.Close()
+			r = f
+		}
+		b, err := io.ReadAll(io.LimitReader(r, sandbox.MaxFileSize+1))
+		if err != nil {
+			return fail(err)
+		}
+		if err := s.WriteFile(rest[0], b); err != nil {
+			return fail(err)
+		}
+	case op == "rm" && len(rest) == 1:
+		if err := s.Remove(rest[0]); err != nil {
+			return fail(err)
+		}
+	default:
+		return fail(errors.New("want ls, get NAME, put NAME [FILE] or rm NAME"))
+	}
+	return exitOK
+}
