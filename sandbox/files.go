@@ -78,7 +78,10 @@ const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESO
 
 // openBeneath opens name below dir under the link guard.
 func openBeneath(dir, name string, flags int, mode uint32) (int, error) {
-	flags |= unix.O_CLOEXEC | unix.O_NONBLOCK
+	flags |= unix.O_CLOEXEC
+	if flags&unix.O_PATH == 0 {
+		flags |= unix.O_NONBLOCK // openat2 refuses it with O_PATH
+	}
 	if mutants.On(mutants.LinksFollowed) {
 		fd, err := unix.Open(filepath.Join(dir, name), flags, mode)
 		return fd, fileErr(name, err)
@@ -92,8 +95,13 @@ func openBeneath(dir, name string, flags int, mode uint32) (int, error) {
 		fd, err := unix.Openat(root, name, flags, mode)
 		return fd, fileErr(name, err)
 	}
+	if flags&unix.O_PATH == 0 {
+		// With O_PATH, O_NOFOLLOW would open a trailing link itself;
+		// without it RESOLVE_NO_SYMLINKS refuses the link (ELOOP).
+		flags |= unix.O_NOFOLLOW
+	}
 	fd, err := unix.Openat2(root, name, &unix.OpenHow{
-		Flags:   uint64(flags | unix.O_NOFOLLOW),
+		Flags:   uint64(flags),
 		Mode:    uint64(mode),
 		Resolve: resolveFlags,
 	})
