@@ -52,7 +52,9 @@ func init() {
 	runtime.GOMAXPROCS(1)
 	runtime.LockOSThread()
 	errPipe := os.NewFile(initErrFD, "init-errors")
-	unix.CloseOnExec(initErrFD)
+	// Descriptors the harness inherited without close-on-exec would pass
+	// straight into the program: close everything above stderr at exec.
+	unix.CloseRange(initErrFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	err := runInit(os.Args[1], os.Args[2:])
 	fmt.Fprint(errPipe, err.Error())
 	os.Exit(125)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -311,4 +312,17 @@ func TestNothingLeftBehind(t *testing.T) {
 		}
 	}
 	assert.Check(t, is.Len(self, 0), "children of the test process still running")
+}
+
+// TestNoInheritedDescriptors: a descriptor the harness holds without
+// close-on-exec (as one inherited from a shell) must not reach the program.
+func TestNoInheritedDescriptors(t *testing.T) {
+	root := testRoot(t)
+	fd, err := syscall.Open("/dev/null", syscall.O_RDONLY, 0) // no O_CLOEXEC
+	assert.NilError(t, err)
+	defer syscall.Close(fd)
+	for n := 1; n < Levels; n++ {
+		res := runPy(t, root, MustPreset(n), Command{}, "import os\nprint(sorted(int(f) for f in os.listdir('/proc/self/fd')))")
+		assert.Check(t, is.Equal(res.Stdout, "[0, 1, 2, 3]\n"), "L%d: the program holds more than its stdio (3 is listdir's own)", n)
+	}
 }

@@ -171,7 +171,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 		res.ExitCode = ws.ExitStatus()
 	}
 	if !mutants.On(mutants.OOMFlagLost) {
-		res.OOM = res.ExitCode != 0 && looksLikeOOM(res.Stderr)
+		res.OOM = (ws.Signaled() || ws.ExitStatus() != 0) && looksLikeOOM(res.Stderr)
 	}
 	res.Reason = classify(p, sup.reason, ws, res)
 	res.TimedOut = sup.reason == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)

@@ -73,7 +73,7 @@ func (s *supervisor) loop(ctx context.Context) {
 
 func (s *supervisor) kill(why Reason) {
 	s.reason = why
-	killRun(s.pid, s.killTree)
+	killRun(s.pid, s.killTree && !mutants.On(mutants.KillLeaderOnly))
 }
 
 // count returns how many processes of the run are alive: the program and
@@ -109,7 +109,7 @@ func timeLimit(p Policy) time.Duration {
 // leader, so its pid is also its session and group id; this works after
 // the leader has been reaped too (the sweep), through the session.
 func killRun(pid int, tree bool) {
-	if !tree || mutants.On(mutants.KillLeaderOnly) {
+	if !tree {
 		unix.Kill(pid, unix.SIGKILL)
 		return
 	}

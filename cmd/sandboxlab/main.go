@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"sandboxlab/mutants"
 )
 
@@ -43,6 +45,9 @@ var commands []command
 func register(c command) { commands = append(commands, c) }
 
 func main() {
+	// Whatever descriptors the shell or CI left open without close-on-exec
+	// are not the sandbox's to pass on, not even at L0.
+	unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr))

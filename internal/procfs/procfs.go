@@ -13,6 +13,8 @@ import (
 // Proc is one process as /proc shows it to the caller (host PID numbers).
 type Proc struct {
 	PID, PPID, PGID, SID int
+	// Comm is the command name (the first 15 bytes of the executable's name).
+	Comm string
 	// State is the one-letter state from /proc/N/stat ("R", "S", "Z", ...).
 	State byte
 }
@@ -69,6 +71,9 @@ func parseStat(pid int, b []byte) (Proc, error) {
 		return Proc{}, os.ErrInvalid
 	}
 	p := Proc{PID: pid, State: f[0][0]}
+	if open := bytes.IndexByte(b, '('); open >= 0 && open < i {
+		p.Comm = string(b[open+1 : i])
+	}
 	var err error
 	if p.PPID, err = strconv.Atoi(f[1]); err != nil {
 		return Proc{}, err

@@ -11,7 +11,7 @@ import (
 func TestParseStatCommWithParens(t *testing.T) {
 	p, err := parseStat(42, []byte("42 (a) b (c) S 7 8 9 34816 0 -1"))
 	assert.NilError(t, err)
-	assert.DeepEqual(t, p, Proc{PID: 42, PPID: 7, PGID: 8, SID: 9, State: 'S'})
+	assert.DeepEqual(t, p, Proc{PID: 42, PPID: 7, PGID: 8, SID: 9, State: 'S', Comm: "a) b (c"})
 }
 
 func TestParseStatRejectsGarbage(t *testing.T) {
