@@ -1,0 +1,254 @@
+// Package checks holds the sandbox's 26 promise checks, the experiments
+// of the course notes and the scripted agent.
+//
+// A check is written once and runs two ways: as a subtest under 'go test
+// ./checks', and from the binary ('sandboxlab check', and the mutation
+// runner with a defect switched on). Its body receives a *T, which
+// satisfies gotest.tools' assert.TestingT and poll.TestingT, so bodies use
+// assert and poll directly whichever way they run.
+//
+// Every verdict comes from what the host observes — processes in /proc,
+// files on disk, bytes at a loopback listener, the harness's own memory,
+// the Result the sandbox hands back — never from a program's word.
+package checks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"sandboxlab/mutants"
+	"sandboxlab/report"
+	"sandboxlab/sandbox"
+)
+
+// Check is one promise check.
+type Check struct {
+	// ID is the stable id used in predictions.yaml and every report.
+	ID string
+	// Promise is the promise the check tests.
+	Promise string
+	// Level is the preset the check's policy is derived from: the lowest
+	// level that holds the layer under test.
+	Level int
+	// Body runs the check. It fails through t (assert, poll) and says what
+	// it saw with t.Evidence.
+	Body func(t *T)
+}
+
+// TestingT is the part of *testing.T a check needs; the binary supplies a
+// recorder instead.
+type TestingT interface {
+	Log(args ...any)
+	Fail()
+	FailNow()
+	Helper()
+}
+
+// T is what a check body gets.
+type T struct {
+	tb       TestingT
+	ctx      context.Context
+	mu       sync.Mutex
+	failed   bool
+	messages []string
+	evidence string
+	cleanups []func()
+	root     string
+}
+
+// Log records a message (assert logs its failure message here).
+func (t *T) Log(args ...any) {
+	t.tb.Helper()
+	t.mu.Lock()
+	t.messages = append(t.messages, strings.TrimSpace(fmt.Sprintln(args...)))
+	t.mu.Unlock()
+	t.tb.Log(args...)
+}
+
+// Logf records a formatted message.
+func (t *T) Logf(format string, args ...any) { t.Log(fmt.Sprintf(format, args...)) }
+
+// Fail marks the check failed and goes on.
+func (t *T) Fail() {
+	t.mu.Lock()
+	t.failed = true
+	t.mu.Unlock()
+	t.tb.Fail()
+}
+
+// FailNow marks the check failed and stops its body.
+func (t *T) FailNow() {
+	t.mu.Lock()
+	t.failed = true
+	t.mu.Unlock()
+	t.tb.FailNow()
+}
+
+// Fatalf logs and stops the body (poll.WaitOn needs it).
+func (t *T) Fatalf(format string, args ...any) {
+	t.Logf(format, args...)
+	t.FailNow()
+}
+
+// Helper marks the caller as a helper.
+func (t *T) Helper() { t.tb.Helper() }
+
+// Evidence sets what the check reports having seen when it passes.
+func (t *T) Evidence(format string, args ...any) { t.evidence = fmt.Sprintf(format, args...) }
+
+// Context is cancelled when the run is interrupted.
+func (t *T) Context() context.Context { return t.ctx }
+
+// Cleanup registers f to run after the body, last registered first, also
+// when the body fails.
+func (t *T) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
+
+// Root is a fresh directory for the check's fixtures and sessions. It is
+// mode 0711, so the program's host identity can reach what is made inside
+// it for it, and it is removed after the check.
+func (t *T) Root() string { return t.root }
+
+// Run runs the check on tb and stores the verdict in out. When the body
+// stops early (FailNow ends the calling goroutine), out is still filled in,
+// from a deferred function: callers that are not 'go test' run Run on a
+// goroutine of its own and read out once it has ended.
+func (c *Check) Run(ctx context.Context, tb TestingT, out *report.Check) {
+	t := &T{tb: tb, ctx: ctx}
+	start := time.Now()
+	defer func() {
+		for i := len(t.cleanups) - 1; i >= 0; i-- {
+			t.cleanups[i]()
+		}
+		*out = report.Check{ID: c.ID, Promise: c.Promise, Level: c.Level, Passed: !t.failed,
+			Evidence: t.verdictText(), MS: time.Since(start).Milliseconds()}
+	}()
+	root, err := os.MkdirTemp("", "sandboxlab-check-")
+	if err == nil {
+		t.Cleanup(func() { os.RemoveAll(root) })
+		err = os.Chmod(root, 0o711)
+	}
+	if err != nil {
+		t.Logf("making the fixture directory: %v", err)
+		t.FailNow()
+	}
+	t.root = root
+	c.Body(t)
+}
+
+// verdictText is the evidence on a pass, the first failure otherwise.
+func (t *T) verdictText() string {
+	if !t.failed {
+		return t.evidence
+	}
+	for _, m := range t.messages {
+		if m != "" {
+			return oneLine(m)
+		}
+	}
+	return "failed"
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.TrimPrefix(s, "assertion failed: ")
+	if len(s) > 240 {
+		s = s[:237] + "..."
+	}
+	return s
+}
+
+// recorder is the TestingT of the binary: it keeps the verdict and ends
+// the body's goroutine on FailNow, as the testing package does.
+type recorder struct{}
+
+func (recorder) Log(...any) {}
+func (recorder) Fail()      {}
+func (recorder) FailNow()   { runtime.Goexit() }
+func (recorder) Helper()    {}
+
+// Options select which checks RunAll runs.
+type Options struct {
+	// Only lists check ids to run (all when empty).
+	Only []string
+	// Progress, if set, is called after each check.
+	Progress func(report.Check)
+}
+
+// RunAll runs the checks in order, each on a goroutine of its own, and
+// returns the report.
+func RunAll(ctx context.Context, opts Options) (*report.Checks, error) {
+	list, err := Select(opts.Only)
+	if err != nil {
+		return nil, err
+	}
+	id := sandbox.HostIdentity()
+	rep := &report.Checks{
+		Identity: report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: id.UID},
+		Defect:   string(mutants.Active()),
+		Checks:   []report.Check{},
+	}
+	for _, c := range list {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var out report.Check
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.Run(ctx, recorder{}, &out)
+		}()
+		<-done
+		rep.Checks = append(rep.Checks, out)
+		if opts.Progress != nil {
+			opts.Progress(out)
+		}
+	}
+	rep.Tally()
+	return rep, nil
+}
+
+// Select returns the checks with the given ids in registry order (all
+// when ids is empty), or an error naming an unknown id.
+func Select(ids []string) ([]*Check, error) {
+	if len(ids) == 0 {
+		return All, nil
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		if Lookup(id) == nil {
+			return nil, fmt.Errorf("unknown check %q (known: %s)", id, strings.Join(IDs(), ", "))
+		}
+		want[id] = true
+	}
+	var out []*Check
+	for _, c := range All {
+		if want[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// Lookup returns the check with the given id, or nil.
+func Lookup(id string) *Check {
+	for _, c := range All {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// IDs returns every check id in registry order.
+func IDs() []string {
+	ids := make([]string, len(All))
+	for i, c := range All {
+		ids[i] = c.ID
+	}
+	return ids
+}

@@ -1,0 +1,59 @@
+package checks
+
+import (
+	"sync"
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/sandbox"
+)
+
+var cpuLimit = &Check{
+	ID:      "cpu_limit",
+	Promise: "a busy loop is stopped by the CPU limit, also as PID 1 of a PID namespace",
+	Level:   1,
+	Body: func(t *T) {
+		// The wall clock would stop the loop first: raise it (and the
+		// watchdog) so that only the CPU limit can.
+		type run struct {
+			name  string
+			p     sandbox.Policy
+			want  time.Duration
+			res   *sandbox.Result
+			limit string
+		}
+		runs := []*run{
+			{name: "no namespace", p: preset(1, timeLimits(10*time.Second)), limit: "soft"},
+			{name: "PID 1", p: preset(3, timeLimits(10*time.Second)), limit: "hard"},
+		}
+		runs[0].want, runs[1].want = runs[0].p.Limits.CPU, runs[1].p.Limits.CPUHard
+		// Both at once: each is CPU-bound, and there are two cores.
+		var wg sync.WaitGroup
+		for _, r := range runs {
+			s := t.session(r.p, 0)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := s.Run(t.Context(), sandbox.Command{Path: python, Args: []string{"-c", "while True: pass"}})
+				if err == nil {
+					r.res = res
+				}
+			}()
+		}
+		wg.Wait()
+		for _, r := range runs {
+			if !assert.Check(t, r.res != nil, "%s: the run failed", r.name) {
+				continue
+			}
+			assert.Check(t, r.res.Reason == sandbox.ReasonCPU, "%s: the loop ended with %s after %v of CPU, not by the CPU limit",
+				r.name, r.res.Reason, r.res.CPU.Round(time.Millisecond))
+			assert.Check(t, r.res.CPU > r.want-300*time.Millisecond && r.res.CPU < r.want+500*time.Millisecond,
+				"%s: stopped after %v of CPU; the %s limit is %v", r.name, r.res.CPU.Round(time.Millisecond), r.limit, r.want)
+		}
+		if runs[0].res != nil && runs[1].res != nil {
+			t.Evidence("stopped after %.2f s of CPU without a namespace, %.2f s as PID 1 (soft %v, hard %v)",
+				runs[0].res.CPU.Seconds(), runs[1].res.CPU.Seconds(), runs[0].want, runs[1].want)
+		}
+	},
+}

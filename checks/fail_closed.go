@@ -1,0 +1,99 @@
+package checks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/mutants"
+	"sandboxlab/sandbox"
+)
+
+var failClosed = &Check{
+	ID:      "fail_closed",
+	Promise: "when isolation cannot be had, the run is refused, never run bare",
+	Level:   3,
+	Body: func(t *T) {
+		marker := filepath.Join(t.ownedDir("out"), "ran")
+		verdict, err := probeFailClosed(marker)
+		assert.NilError(t, err)
+		_, statErr := os.Stat(marker)
+		ran := !errors.Is(statErr, fs.ErrNotExist)
+		assert.Check(t, !ran, "the program ran although no user namespace could be made (%s)", verdict.Error)
+		assert.Check(t, verdict.Unavailable, "the error is not ErrUnavailable: %q", verdict.Error)
+		t.Evidence("refused with %q; the program never ran", verdict.Error)
+	},
+}
+
+// probeArg0 is the argv[0] under which this binary re-executes itself as
+// the fail-closed probe.
+const probeArg0 = "sandboxlab-failclosed-probe"
+
+// probeVerdict is what the probe reports on its standard output.
+type probeVerdict struct {
+	Unavailable bool   `json:"unavailable"`
+	Error       string `json:"error"`
+}
+
+// probeFailClosed runs the probe in a user namespace of its own (root
+// there, the program's identity on the host) where it forbids further user
+// namespaces, as a locked-down machine or container would; it then asks
+// the sandbox for L3, which needs one. The probe gets the active defect on
+// its command line, like the sandbox's own init.
+func probeFailClosed(marker string) (probeVerdict, error) {
+	var v probeVerdict
+	id := sandbox.HostIdentity()
+	cmd := exec.Command("/proc/self/exe", string(mutants.Active()), marker)
+	cmd.Args[0] = probeArg0
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.UID, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.GID, Size: 1}},
+		Credential:  &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true},
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		return v, fmt.Errorf("running the fail-closed probe: %w (%s)", err, out)
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return v, fmt.Errorf("reading the probe's verdict %q: %w", out, err)
+	}
+	return v, nil
+}
+
+func init() {
+	if len(os.Args) != 3 || os.Args[0] != probeArg0 {
+		return
+	}
+	os.Exit(failClosedProbe(os.Args[1], os.Args[2]))
+}
+
+// failClosedProbe is the probe's body (see probeFailClosed).
+func failClosedProbe(defect, marker string) int {
+	if err := mutants.Enable(defect); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0"), 0); err != nil {
+		fmt.Fprintln(os.Stderr, "forbidding user namespaces:", err)
+		return 1
+	}
+	_, err := sandbox.Run(context.Background(), sandbox.MustPreset(3), sandbox.Command{
+		Path: python, Args: []string{"-c", "import sys\nopen(sys.argv[1], 'w').write('ran')", marker},
+	})
+	v := probeVerdict{Unavailable: errors.Is(err, sandbox.ErrUnavailable)}
+	if err != nil {
+		v.Error = err.Error()
+	}
+	json.NewEncoder(os.Stdout).Encode(v)
+	return 0
+}

@@ -1,0 +1,211 @@
+package checks
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/internal/procfs"
+	"sandboxlab/sandbox"
+)
+
+const python = "/usr/bin/python3"
+
+// preset returns level n's policy with tweaks applied: a check takes away
+// the layers that would hide a defect in the one it tests.
+func preset(n int, tweaks ...func(*sandbox.Policy)) sandbox.Policy {
+	p := sandbox.MustPreset(n)
+	for _, tw := range tweaks {
+		tw(&p)
+	}
+	return p
+}
+
+// noCPULimit takes the CPU limit away.
+func noCPULimit(p *sandbox.Policy) { p.Limits.CPU, p.Limits.CPUHard = 0, 0 }
+
+// timeLimits sets the wall clock and the watchdog to d.
+func timeLimits(d time.Duration) func(*sandbox.Policy) {
+	return func(p *sandbox.Policy) { p.Limits.Wall, p.Watchdog = d, d }
+}
+
+// session makes a session below the check's root, closed after the check.
+func (t *T) session(p sandbox.Policy, quota int64) *sandbox.Session {
+	t.Helper()
+	s, err := sandbox.NewSession(sandbox.Options{Policy: p, Root: t.Root(), Quota: quota})
+	assert.NilError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// python runs Python source in s with args after it (sys.argv[1:]); any
+// failure to run is a failed check.
+func (t *T) python(s *sandbox.Session, cmd sandbox.Command, src string, args ...string) *sandbox.Result {
+	t.Helper()
+	cmd.Path = python
+	cmd.Args = append([]string{"-c", src}, args...)
+	res, err := s.Run(t.Context(), cmd)
+	assert.NilError(t, err)
+	return res
+}
+
+// runPython runs Python source in a fresh session under p.
+func (t *T) runPython(p sandbox.Policy, cmd sandbox.Command, src string, args ...string) *sandbox.Result {
+	t.Helper()
+	return t.python(t.session(p, 0), cmd, src, args...)
+}
+
+// token returns a random string: a tag for a program's command line, by
+// which the host finds every process it forks, or a canary secret.
+func token() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return "sbx" + hex.EncodeToString(b)
+}
+
+// tagged makes a token and kills whatever still carries it after the check.
+func (t *T) tagged() string {
+	tok := token()
+	t.Cleanup(func() { procfs.KillWithArg(tok, 10*time.Second) })
+	return tok
+}
+
+// alive counts the live processes tagged with tok.
+func alive(tok string) int { return len(procfs.WithArg(tok)) }
+
+// ownedDir makes a directory below the root that belongs to the program's
+// host identity, as the user's own files belong to the user running the
+// agent: then the layer under test, not the uid mapping, must stop it.
+func (t *T) ownedDir(name string) string {
+	t.Helper()
+	dir := filepath.Join(t.Root(), name)
+	assert.NilError(t, os.MkdirAll(dir, 0o755))
+	id := sandbox.HostIdentity()
+	assert.NilError(t, os.Chown(dir, id.UID, id.GID))
+	return dir
+}
+
+// ownedFile writes a file owned by the program's host identity.
+func (t *T) ownedFile(path, content string) {
+	t.Helper()
+	assert.NilError(t, os.WriteFile(path, []byte(content), 0o600))
+	id := sandbox.HostIdentity()
+	assert.NilError(t, os.Chown(path, id.UID, id.GID))
+}
+
+// hostSecret writes a secret file outside every session that only the
+// harness's own identity can read: only the host side could leak it.
+func (t *T) hostSecret() (path, content string) {
+	t.Helper()
+	dir := filepath.Join(t.Root(), "host")
+	assert.NilError(t, os.MkdirAll(dir, 0o755))
+	path, content = filepath.Join(dir, "secret.txt"), token()
+	assert.NilError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path, content
+}
+
+// sampler looks at the host's processes tagged with a token every few
+// milliseconds while a run is going on.
+type sampler struct {
+	stop chan struct{}
+	done chan struct{}
+}
+
+// sample calls fn with the live tagged processes every interval until
+// the returned sampler is stopped.
+func sample(tok string, interval time.Duration, fn func(now time.Time, procs []procfs.Proc)) *sampler {
+	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			fn(time.Now(), procfs.WithArg(tok))
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Stop stops sampling and waits for the last sample.
+func (s *sampler) Stop() {
+	close(s.stop)
+	<-s.done
+}
+
+// statusField reads one field of /proc/PID/status ("" if gone).
+func statusField(pid int, field string) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// honeypot is a TCP listener on loopback that records what it receives.
+type honeypot struct {
+	ln   net.Listener
+	mu   sync.Mutex
+	got  []byte
+	conn int
+	wg   sync.WaitGroup
+}
+
+func (t *T) honeypot() *honeypot {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	assert.NilError(t, err)
+	h := &honeypot{ln: ln}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.SetDeadline(time.Now().Add(3 * time.Second))
+			b, _ := io.ReadAll(io.LimitReader(c, 1<<20))
+			c.Close()
+			h.mu.Lock()
+			h.got = append(h.got, b...)
+			h.conn++
+			h.mu.Unlock()
+		}
+	}()
+	t.Cleanup(h.close)
+	return h
+}
+
+func (h *honeypot) port() string { return strconv.Itoa(h.ln.Addr().(*net.TCPAddr).Port) }
+
+func (h *honeypot) close() {
+	h.ln.Close()
+	h.wg.Wait()
+}
+
+// received closes the honeypot and returns the connections and bytes it saw.
+func (h *honeypot) received() (conns int, data []byte) {
+	h.close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conn, h.got
+}

@@ -1,0 +1,30 @@
+package checks
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gotest.tools/v3/assert"
+)
+
+var namesAbsolute = &Check{
+	ID:      "names_absolute",
+	Promise: "the file API rejects absolute names",
+	Level:   2,
+	Body: func(t *T) {
+		secretPath, secret := t.hostSecret()
+		s := t.session(preset(2), 0)
+		b, err := s.ReadFile(secretPath)
+		assert.Check(t, err != nil, "ReadFile(%q) succeeded", secretPath)
+		assert.Check(t, !strings.Contains(string(b), secret), "ReadFile(%q) handed back the host secret", secretPath)
+		planted := filepath.Join(filepath.Dir(secretPath), "planted")
+		werr := s.WriteFile(planted, []byte("planted"))
+		assert.Check(t, werr != nil, "WriteFile(%q) succeeded", planted)
+		_, statErr := os.Stat(planted)
+		assert.Check(t, errors.Is(statErr, fs.ErrNotExist), "WriteFile(%q) created the file on the host", planted)
+		t.Evidence("ReadFile and WriteFile of absolute names refused: %v", err)
+	},
+}

@@ -1,0 +1,76 @@
+package checks
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/internal/procfs"
+	"sandboxlab/sandbox"
+)
+
+var noCapabilities = &Check{
+	ID:      "no_capabilities",
+	Promise: "the program holds no capabilities; mounting fails",
+	Level:   5,
+	Body: func(t *T) {
+		tok := t.tagged()
+		// The host reads the program's capability sets and the mount
+		// tables of its processes while they run: a tmpfs whose source is
+		// the token is a mount the program made.
+		var mu sync.Mutex
+		caps := map[string]string{}
+		mounted := false
+		seen := false
+		w := sample(tok, 10*time.Millisecond, func(_ time.Time, procs []procfs.Proc) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, pr := range procs {
+				seen = true
+				for _, f := range []string{"CapEff", "CapPrm", "CapBnd", "CapAmb", "NoNewPrivs"} {
+					if v := statusField(pr.PID, f); v != "" && (caps[f] == "" || strings.Trim(v, "0") != "") {
+						caps[f] = v
+					}
+				}
+				b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pr.PID), "mountinfo"))
+				for _, line := range strings.Split(string(b), "\n") {
+					if _, after, ok := strings.Cut(line, " - "); ok && strings.HasPrefix(after, "tmpfs "+tok+" ") {
+						mounted = true
+					}
+				}
+			}
+		})
+		res := t.runPython(preset(5), sandbox.Command{}, mountProgram, tok)
+		w.Stop()
+		assert.Check(t, seen, "the host never saw the program running")
+		for _, f := range []string{"CapEff", "CapPrm", "CapBnd", "CapAmb"} {
+			assert.Check(t, strings.Trim(caps[f], "0") == "", "%s is %s", f, caps[f])
+		}
+		assert.Check(t, caps["NoNewPrivs"] == "1", "no_new_privs is %q", caps["NoNewPrivs"])
+		assert.Check(t, !mounted, "the program mounted a tmpfs (%s)", strings.TrimSpace(res.Stdout))
+		t.Evidence("CapEff=CapPrm=CapBnd=0, no_new_privs=1; mounting failed, also through a new user namespace")
+	},
+}
+
+// mountProgram tries to mount a tmpfs named after its token, directly in a
+// new mount namespace and through a new user namespace (which would hand
+// back capabilities), and holds a successful mount long enough for the
+// host to see it.
+const mountProgram = `
+import ctypes, os, sys, time
+tok = sys.argv[1].encode()
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+for flags in (CLONE_NEWNS, CLONE_NEWUSER | CLONE_NEWNS):
+    if os.fork() == 0:
+        ok = libc.unshare(flags) == 0 and libc.mount(tok, b"/tmp", b"tmpfs", 0, None) == 0
+        print(("mounted with %#x" if ok else "refused with %#x: " + os.strerror(ctypes.get_errno())) % flags, flush=True)
+        time.sleep(0.4 if ok else 0.2)
+        os._exit(0)
+    os.wait()
+`

@@ -1,0 +1,63 @@
+package checks
+
+import (
+	"sync"
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/internal/procfs"
+	"sandboxlab/sandbox"
+)
+
+var processCap = &Check{
+	ID:      "process_cap",
+	Promise: "a fork bomb is stopped when it passes 16 processes",
+	Level:   3,
+	Body: func(t *T) {
+		p := preset(3)
+		tok := t.tagged()
+		// The host counts the bomb's processes. The monitor acts within a
+		// few milliseconds of the 17th, so only a count held for a while
+		// means the cap did not hold.
+		const held = 100 * time.Millisecond
+		var mu sync.Mutex
+		most, over := 0, time.Duration(0)
+		var since time.Time
+		w := sample(tok, 5*time.Millisecond, func(now time.Time, procs []procfs.Proc) {
+			mu.Lock()
+			defer mu.Unlock()
+			most = max(most, len(procs))
+			if len(procs) <= p.Processes.Max {
+				since = time.Time{}
+				return
+			}
+			if since.IsZero() {
+				since = now
+			}
+			over = max(over, now.Sub(since))
+		})
+		// A bomb that keeps trying when fork fails, as bombs do.
+		res := t.runPython(p, sandbox.Command{}, `
+import os, time
+n = 0
+while n < 40:
+    try:
+        pid = os.fork()
+    except OSError:
+        time.sleep(0.01)
+        continue
+    if pid == 0:
+        time.sleep(10)
+        os._exit(0)
+    n += 1
+time.sleep(10)
+`, tok)
+		w.Stop()
+		left := alive(tok)
+		assert.Check(t, res.Reason == sandbox.ReasonProcesses, "the run was not stopped for its processes: it ended with %s after %v", res.Reason, res.Wall.Round(time.Millisecond))
+		assert.Check(t, over < held, "more than %d processes were alive for %v", p.Processes.Max, over)
+		assert.Check(t, left == 0, "%d of the bomb's processes outlived the run", left)
+		t.Evidence("stopped after %v; the host saw at most %d at once", res.Wall.Round(time.Millisecond), most)
+	},
+}

@@ -1,0 +1,45 @@
+package checks
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/sandbox"
+)
+
+var sessionCleanup = &Check{
+	ID:      "session_cleanup",
+	Promise: "the session's directory is gone after Close",
+	Level:   2,
+	Body: func(t *T) {
+		s := t.session(preset(2), 0)
+		// The directories the runs worked in, as the host sees them: the
+		// program prints its working directory, the session reports its own.
+		dirs := map[string]bool{s.Dir(): true}
+		for _, src := range []string{`
+import os
+os.makedirs("a/b")
+open("a/b/f", "w").write("x")
+os.chmod("a/b", 0)
+os.mkfifo("pipe")
+print(os.getcwd())
+`, "import os\nopen('second', 'w').write('x')\nprint(os.getcwd())"} {
+			res := t.python(s, sandbox.Command{}, src)
+			assert.Check(t, res.ExitCode == 0, "a run failed: %s", res.Stderr)
+			dirs[strings.TrimSpace(res.Stdout)] = true
+		}
+		assert.NilError(t, s.Close())
+		var left []string
+		for d := range dirs {
+			if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+				left = append(left, d)
+			}
+		}
+		assert.Check(t, len(left) == 0, "still on disk after Close: %s", strings.Join(left, ", "))
+		t.Evidence("after Close nothing is left of the session directory (it held an unreadable directory and a FIFO)")
+	},
+}

@@ -1,0 +1,27 @@
+package checks
+
+import (
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/sandbox"
+)
+
+var sweepLeftovers = &Check{
+	ID:      "sweep_leftovers",
+	Promise: "a child left running after a normal end is killed",
+	Level:   1,
+	Body: func(t *T) {
+		tok := t.tagged()
+		res := t.runPython(preset(1), sandbox.Command{Dir: t.ownedDir("app")}, `
+import os, time
+if os.fork() == 0:
+    time.sleep(30)
+    os._exit(0)
+print("parent done")
+`, tok)
+		assert.Check(t, res.Reason == sandbox.ReasonExited && res.ExitCode == 0, "the program did not end normally: %s", res.Reason)
+		left := alive(tok)
+		assert.Check(t, left == 0, "%d child still running after the run ended", left)
+		t.Evidence("the sleeping child was gone when the run returned")
+	},
+}

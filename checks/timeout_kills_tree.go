@@ -1,0 +1,60 @@
+package checks
+
+import (
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/sandbox"
+)
+
+var timeoutKillsTree = &Check{
+	ID:      "timeout_kills_tree",
+	Promise: "the timeout kill reaches the process, its children and its session",
+	Level:   1,
+	Body: func(t *T) {
+		// Busy-looping children would also be killed by the CPU limit a
+		// few seconds later, hiding a timeout that kills only the leader:
+		// take it away (see the layer-hiding experiment).
+		left := treeSurvivors(t, preset(1, noCPULimit))
+		assert.Check(t, left == 0, "%d of the run's processes still alive %v after the timeout", left, treeGrace)
+		t.Evidence("all processes gone after the timeout (one child in its own process group, one grandchild)")
+	},
+}
+
+// treeGrace is how long the tree kill may take to be seen done.
+const treeGrace = 5 * time.Second
+
+// treeProgram busy-loops in the leader and in two processes below it: a
+// child that moves to its own process group (same session) and a
+// grandchild.
+const treeProgram = `
+import os
+if os.fork() == 0:
+    os.setpgid(0, 0)
+    while True: pass
+if os.fork() == 0:
+    if os.fork() == 0:
+        while True: pass
+    os._exit(0)
+while True: pass
+`
+
+// treeSurvivors runs treeProgram into the wall clock under p and returns
+// how many of its processes are still alive treeGrace later.
+func treeSurvivors(t *T, p sandbox.Policy) int {
+	t.Helper()
+	tok := t.tagged()
+	res := t.runPython(p, sandbox.Command{Dir: t.ownedDir("app")}, treeProgram, tok)
+	assert.Check(t, res.Reason == sandbox.ReasonTimeout, "the run ended with %s, not the timeout", res.Reason)
+	// Not poll.WaitOn: the layer-hiding experiment wants the count of
+	// survivors, not a failure.
+	deadline := time.Now().Add(treeGrace)
+	for {
+		left := alive(tok)
+		if left == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,30 @@
+package checks
+
+import (
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/sandbox"
+)
+
+var wallTimeout = &Check{
+	ID:      "wall_timeout",
+	Promise: "a runaway loop is stopped at the wall-clock limit",
+	Level:   1,
+	Body: func(t *T) {
+		// Without the CPU limit only the wall clock (or, if it is
+		// broken, the 4 s watchdog) can stop the loop.
+		p := preset(1, noCPULimit)
+		tok := t.tagged()
+		start := time.Now()
+		t.runPython(p, sandbox.Command{Dir: t.ownedDir("app")}, "while True: pass", tok)
+		took := time.Since(start)
+		left := alive(tok)
+		assert.Check(t, left == 0, "the loop is still running after the run returned (%d processes)", left)
+		limit := p.Limits.Wall
+		assert.Check(t, took >= limit, "stopped after %v, before the %v limit", took.Round(time.Millisecond), limit)
+		assert.Check(t, took < limit+time.Second, "stopped only after %v; the limit is %v", took.Round(time.Millisecond), limit)
+		t.Evidence("stopped after %v (limit %v)", took.Round(time.Millisecond), limit)
+	},
+}

@@ -1,0 +1,139 @@
+// Package report is the result model of sandboxlab — checks, the attack
+// matrix, the mutation run, the agent table and the experiments — and its
+// renderers. Producers fill these structs; renderers only read them, so
+// every format carries the same facts.
+package report
+
+import "strconv"
+
+// Identity says who ran a report: host identity matters (root can mount at
+// L0–L2; a fixture's owner decides what the uid mapping stops).
+type Identity struct {
+	// UID is the harness's effective uid.
+	UID int `json:"uid"`
+	// Root is true when the harness ran as root in the initial user namespace.
+	Root bool `json:"root"`
+	// ProgramUID is the host uid the sandboxed programs ran as.
+	ProgramUID int `json:"program_uid"`
+}
+
+// Check is the verdict of one promise check.
+type Check struct {
+	// ID is the check's stable id (DESIGN.md).
+	ID string `json:"id"`
+	// Promise is the promise it tests, in one sentence.
+	Promise string `json:"promise"`
+	// Level is the preset its policy is derived from.
+	Level int `json:"level"`
+	// Passed is the verdict.
+	Passed bool `json:"passed"`
+	// Evidence says briefly what the host saw.
+	Evidence string `json:"evidence"`
+	// MS is how long the check took, in milliseconds.
+	MS int64 `json:"ms"`
+}
+
+// Checks is the report of 'sandboxlab check'.
+type Checks struct {
+	Identity Identity `json:"identity"`
+	// Defect is the planted defect that was active ("" for the correct sandbox).
+	Defect string  `json:"defect,omitempty"`
+	Checks []Check `json:"checks"`
+	Passed int     `json:"passed"`
+	Failed int     `json:"failed"`
+}
+
+// Tally fills Passed and Failed from Checks.
+func (c *Checks) Tally() {
+	c.Passed, c.Failed = 0, 0
+	for _, ch := range c.Checks {
+		if ch.Passed {
+			c.Passed++
+		} else {
+			c.Failed++
+		}
+	}
+}
+
+// FailedIDs returns the ids of the failed checks, in report order.
+func (c *Checks) FailedIDs() []string {
+	ids := []string{}
+	for _, ch := range c.Checks {
+		if !ch.Passed {
+			ids = append(ids, ch.ID)
+		}
+	}
+	return ids
+}
+
+// Cell is one attack at one level.
+type Cell struct {
+	Attack string `json:"attack"`
+	Level  int    `json:"level"`
+	// Escaped is true when the host saw the attack's evidence.
+	Escaped bool `json:"escaped"`
+	// StoppedBy names the mechanism that stopped it ("" when it escaped).
+	StoppedBy string `json:"stopped_by"`
+	// Evidence says briefly what the host saw.
+	Evidence string `json:"evidence"`
+	MS       int64  `json:"ms"`
+}
+
+// Name is the cell's id as predictions.yaml writes it: attack@L<n>.
+func (c Cell) Name() string { return CellName(c.Attack, c.Level) }
+
+// CellName formats an attack cell id: attack@L<n>.
+func CellName(attack string, level int) string {
+	return attack + "@L" + strconv.Itoa(level)
+}
+
+// Attacks is the report of 'sandboxlab attack': the attack × level matrix.
+type Attacks struct {
+	Identity Identity `json:"identity"`
+	Defect   string   `json:"defect,omitempty"`
+	// Attacks and Levels give the matrix's rows and columns, in order.
+	Attacks []string `json:"attacks"`
+	Levels  []int    `json:"levels"`
+	Cells   []Cell   `json:"cells"`
+	// FirstStopped maps each attack to the first level that stopped it
+	// and every level above (-1: none of the levels run).
+	FirstStopped map[string]int `json:"first_stopped"`
+}
+
+// Cell returns the cell for attack at level, if it was run.
+func (a *Attacks) Cell(attack string, level int) (Cell, bool) {
+	for _, c := range a.Cells {
+		if c.Attack == attack && c.Level == level {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// Summarize fills FirstStopped from Cells: the lowest level from which
+// the attack is stopped at every level run.
+func (a *Attacks) Summarize() {
+	a.FirstStopped = map[string]int{}
+	for _, at := range a.Attacks {
+		first := -1
+		for i := len(a.Levels) - 1; i >= 0; i-- {
+			c, ok := a.Cell(at, a.Levels[i])
+			if !ok || c.Escaped {
+				break
+			}
+			first = a.Levels[i]
+		}
+		a.FirstStopped[at] = first
+	}
+}
+
+// Escaped returns the names (attack@L<n>) of the escaped cells.
+func (a *Attacks) Escaped() []string {
+	names := []string{}
+	for _, c := range a.Cells {
+		if c.Escaped {
+			names = append(names, c.Name())
+		}
+	}
+	return names
+}
