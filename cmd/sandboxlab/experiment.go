@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"sandboxlab/checks"
+	"sandboxlab/report"
+)
+
+func init() {
+	register(command{name: "experiment", summary: "measure the course notes' experiments: cpu-quirk, nproc, layer-hiding", run: experimentCmd})
+}
+
+func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("experiment", "cpu-quirk|nproc|layer-hiding|all [--format text|markdown|json]",
+		"cpu-quirk     a busy loop under a 2 s CPU limit: no namespace, as PID 1, and as PID 1 with the soft limit only\n"+
+			"nproc         RLIMIT_NPROC=5 as root in a user namespace with a 0→0 map (deliberately), then the monitor\n"+
+			"layer-hiding  the tree-kill check with a leader-only timeout, with the CPU limit on and off\n\n"+
+			"Each prints the figures it measured. Exits 0 when the experiment ran, 1 otherwise.", stderr)
+	format := formatFlag(fs)
+	name := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:] // flags may follow the name
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if name == "" && fs.NArg() == 1 {
+		name = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sandboxlab experiment: unexpected arguments %q\n", fs.Args())
+		return exitInternal
+	}
+	f, err := report.ParseFormat(*format)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandboxlab experiment: --format: %v\n", err)
+		return exitInternal
+	}
+	var list []*checks.Experiment
+	switch e := checks.LookupExperiment(name); {
+	case name == "all":
+		list = checks.Experiments
+	case e != nil:
+		list = []*checks.Experiment{e}
+	default:
+		fmt.Fprintf(stderr, "sandboxlab experiment: want cpu-quirk, nproc, layer-hiding or all, got %q\n", name)
+		return exitInternal
+	}
+	var out report.Experiments
+	for _, e := range list {
+		r, err := e.Run(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "sandboxlab experiment %s: %v\n", e.ID, err)
+			return exitInternal
+		}
+		out = append(out, r)
+	}
+	var rep report.Report = out
+	if len(out) == 1 {
+		rep = out[0]
+	}
+	if err := report.Write(stdout, f, rep); err != nil {
+		fmt.Fprintf(stderr, "sandboxlab experiment: %v\n", err)
+		return exitInternal
+	}
+	return exitOK
+}
