@@ -2,6 +2,7 @@ package checks
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,15 +20,23 @@ var diskQuota = &Check{
 	Body: func(t *T) {
 		const quota = 1 << 20
 		s := t.session(preset(2), quota)
-		fill := t.python(s, sandbox.Command{}, "open('fill.bin', 'wb').write(b'x' * (2 << 20))")
+		// The program fills the session directory by name, whatever its
+		// working directory (that is another layer's promise).
+		fill := t.python(s, sandbox.Command{}, "import os, sys\nopen(os.path.join(sys.argv[1], 'fill.bin'), 'wb').write(b'x' * (2 << 20))", s.Dir())
 		assert.Assert(t, fill.ExitCode == 0, "the program could not fill the quota: %s", fill.Stderr)
 
+		// Whether a run took place, the host sees by a marker the program
+		// writes outside the session.
+		out := t.ownedDir("out")
+		runs := 0
 		ran := func() bool {
-			res := t.python(s, sandbox.Command{}, "open('ran', 'w').write('ran')")
-			_, err := os.Stat(filepath.Join(s.Dir(), "ran"))
+			runs++
+			marker := filepath.Join(out, fmt.Sprintf("ran-%d", runs))
+			res := t.python(s, sandbox.Command{}, "import sys\nopen(sys.argv[1], 'w').write('ran')", marker)
 			if res.Reason == sandbox.ReasonRefused {
 				assert.Check(t, strings.Contains(res.Message, "quota"), "a refused run does not say why: %q", res.Message)
 			}
+			_, err := os.Stat(marker)
 			return !errors.Is(err, fs.ErrNotExist)
 		}
 		assert.Check(t, !ran(), "a run went ahead with 2 MiB in a 1 MiB quota")

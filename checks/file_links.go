@@ -18,13 +18,20 @@ var fileLinks = &Check{
 	Body: func(t *T) {
 		secretPath, secret := t.hostSecret()
 		s := t.session(preset(2), 0)
+		// The program plants its links in the session directory by name,
+		// whatever its working directory (that is another layer's promise).
 		res := t.python(s, sandbox.Command{}, `
 import os, sys
-os.symlink(sys.argv[1], "report.txt")
-os.symlink(os.path.dirname(sys.argv[1]), "d")
-os.mkfifo("pipe")
-`, secretPath)
+secret, dir = sys.argv[1], sys.argv[2]
+os.symlink(secret, os.path.join(dir, "report.txt"))
+os.symlink(os.path.dirname(secret), os.path.join(dir, "d"))
+os.mkfifo(os.path.join(dir, "pipe"))
+`, secretPath, s.Dir())
 		assert.Assert(t, res.ExitCode == 0, "the program could not plant its links: %s", res.Stderr)
+		for _, name := range []string{"report.txt", "d", "pipe"} {
+			_, err := os.Lstat(filepath.Join(s.Dir(), name))
+			assert.Assert(t, err == nil, "the program's %s is not in the session directory the file API reads: %v", name, err)
+		}
 		for _, name := range []string{"report.txt", "d/" + filepath.Base(secretPath)} {
 			b, err := s.ReadFile(name)
 			assert.Check(t, err != nil, "ReadFile(%q) followed the program's link", name)

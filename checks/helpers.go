@@ -48,9 +48,15 @@ func (t *T) session(p sandbox.Policy, quota int64) *sandbox.Session {
 }
 
 // python runs Python source in s with args after it (sys.argv[1:]); any
-// failure to run is a failed check.
+// failure to run is a failed check. Without a Dir the program's
+// application directory is one of the check's own, never the harness's
+// working directory, so that where the harness was started cannot change
+// a verdict.
 func (t *T) python(s *sandbox.Session, cmd sandbox.Command, src string, args ...string) *sandbox.Result {
 	t.Helper()
+	if cmd.Dir == "" {
+		cmd.Dir = t.ownedDir("app")
+	}
 	cmd.Path = python
 	cmd.Args = append([]string{"-c", src}, args...)
 	res, err := s.Run(t.Context(), cmd)
