@@ -58,7 +58,9 @@ type Limits struct {
 	CPUHard time.Duration
 	// AddressSpace is RLIMIT_AS in bytes (L1: 256 MiB).
 	AddressSpace int64
-	// FileSize is RLIMIT_FSIZE in bytes (L1: 10 MiB).
+	// FileSize is RLIMIT_FSIZE in bytes (L1: 10 MiB). With it, RLIMIT_CORE
+	// is set to 0: a program killed by SIGXCPU would otherwise leave a core
+	// file in the session directory, against its quota.
 	FileSize int64
 	// OpenFiles is RLIMIT_NOFILE (L1: 64).
 	OpenFiles int
@@ -221,6 +223,16 @@ func (p Policy) Validate() error {
 	return nil
 }
 
+// TimeLimit is how long a run may take: the wall-clock limit, bounded by
+// the watchdog (zero: no limit).
+func (p Policy) TimeLimit() time.Duration {
+	d := p.Watchdog
+	if w := p.Limits.Wall; w > 0 && (d == 0 || w < d) {
+		d = w
+	}
+	return d
+}
+
 // userNS reports whether the policy needs a user namespace: every layer
 // from L3 up is built inside one.
 func (p Policy) userNS() bool {
@@ -249,6 +261,9 @@ func (l Limits) rlimits() []rlimit {
 	}
 	if l.FileSize > 0 && !mutants.On(mutants.NoFsizeLimit) {
 		rl = append(rl, rlimit{unix.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize)})
+	}
+	if l.FileSize > 0 {
+		rl = append(rl, rlimit{unix.RLIMIT_CORE, 0, 0})
 	}
 	if l.OpenFiles > 0 && !mutants.On(mutants.NoNofileLimit) {
 		rl = append(rl, rlimit{unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles)})

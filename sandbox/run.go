@@ -124,7 +124,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	sup := &supervisor{
 		pid:      cmd.Process.Pid,
 		killTree: p.Limits.KillTree,
-		deadline: timeLimit(p),
+		deadline: armedLimit(p),
 	}
 	if p.Processes.Max > 0 && !mutants.On(mutants.NprocRlimitOnly) {
 		sup.maxProcs, sup.interval = p.Processes.Max, p.Processes.Interval
@@ -324,6 +324,10 @@ func looksLikeOOM(stderr string) bool {
 	return false
 }
 
+// cpuSlack is how far under a CPU limit rusage may read when the kernel
+// enforced it (seen: 2.7 s for a 3 s hard limit on a loaded machine).
+const cpuSlack = 500 * time.Millisecond
+
 // classify says why the run ended.
 func classify(p Policy, stoppedBy Reason, ws syscall.WaitStatus, res *Result) Reason {
 	switch {
@@ -331,8 +335,9 @@ func classify(p Policy, stoppedBy Reason, ws syscall.WaitStatus, res *Result) Re
 		return stoppedBy
 	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU:
 		return ReasonCPU
-	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && p.Limits.CPU > 0 && res.CPU >= p.Limits.CPU:
-		// Nobody here killed it: the hard CPU limit did.
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && p.Limits.CPUHard > 0 && res.CPU >= p.Limits.CPUHard-cpuSlack:
+		// Nobody here killed it, and it had used its hard CPU limit: the
+		// kernel did. (rusage reads a little under the limit.)
 		return ReasonCPU
 	case ws.Signaled():
 		return ReasonSignal

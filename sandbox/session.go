@@ -175,7 +175,7 @@ func (s *Session) overQuota() string {
 		return fmt.Sprintf("the session's disk use cannot be measured (%v); delete what the program left behind and run again", err)
 	}
 	if used > s.quota {
-		return fmt.Sprintf("the session directory uses %s, over its quota of %s: delete files before running again", mib(used), mib(s.quota))
+		return fmt.Sprintf("the session directory uses %s, over its quota of %s: delete files before running again", humanBytes(used), humanBytes(s.quota))
 	}
 	return ""
 }
@@ -199,7 +199,13 @@ func diskUsage(dir string) (int64, error) {
 	return used, err
 }
 
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+// humanBytes writes n in KiB or MiB.
+func humanBytes(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
 
 // Close ends the session and removes its directory with everything the
 // program left in it, whatever its permissions.

@@ -93,14 +93,12 @@ func (s *supervisor) count() int {
 	return n
 }
 
-// timeLimit is how long a run may take: the wall-clock limit, bounded by
-// the watchdog.
-func timeLimit(p Policy) time.Duration {
-	d := p.Watchdog
-	if w := p.Limits.Wall; w > 0 && !mutants.On(mutants.NoWallLimit) && (d == 0 || w < d) {
-		d = w
+// armedLimit is the time limit the supervisor arms for p.
+func armedLimit(p Policy) time.Duration {
+	if mutants.On(mutants.NoWallLimit) {
+		return p.Watchdog // the wall-clock timer is never armed
 	}
-	return d
+	return p.TimeLimit()
 }
 
 // killRun kills a run. With tree set it kills the process, its process
