@@ -27,6 +27,6 @@ var All = []*Check{
 	namesAbsolute,
 	fileLinks,
 	diskQuota,
-	// toolWording,
-	// toolErrors,
+	toolWording,
+	toolErrors,
 }

@@ -1,0 +1,74 @@
+package checks
+
+import (
+	"strings"
+	"time"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/tool"
+)
+
+var toolWording = &Check{
+	ID:      "tool_wording",
+	Promise: "the careful tool says why a run stopped and what to try, per reason",
+	Level:   1,
+	Body: func(t *T) {
+		// Each stop is a real one, made at the lowest level that has its
+		// mechanism; what the check reads is the reply the model would.
+		bomb := `
+import os, time
+n = 0
+while n < 40:
+    try:
+        pid = os.fork()
+    except OSError:
+        time.sleep(0.01)
+        continue
+    if pid == 0:
+        time.sleep(10)
+        os._exit(0)
+    n += 1
+time.sleep(10)
+`
+		cases := []struct {
+			reason sandbox.Reason
+			says   string // the phrase only this reason's reply holds
+			p      sandbox.Policy
+			quota  int64
+			code   string
+		}{
+			{sandbox.ReasonTimeout, "time limit", preset(1), 0, "import time\ntime.sleep(30)"},
+			{sandbox.ReasonCPU, "CPU limit", preset(1, timeLimits(10*time.Second)), 0, "while True: pass"},
+			{sandbox.ReasonMemory, "out of memory", preset(1), 0, "b = bytearray(512 << 20)"},
+			{sandbox.ReasonProcesses, "too many processes", preset(3), 0, bomb},
+			{sandbox.ReasonRefused, "not run", preset(2), 1 << 20, "print('hello')"},
+		}
+		var worded []string
+		for _, c := range cases {
+			s := t.session(c.p, c.quota)
+			if c.reason == sandbox.ReasonRefused {
+				// The host fills the quota, so that only the quota is tested.
+				assert.NilError(t, s.WriteFile("fill.bin", make([]byte, 2<<20)))
+			}
+			reply, err := tool.NewCareful(s).Call(t.Context(), c.code)
+			assert.NilError(t, err)
+			text := reply.Text
+			assert.Check(t, strings.Contains(text, c.says), "a %s stop is not worded as one: %q", c.reason, firstLine(text))
+			assert.Check(t, strings.Contains(text, "What to try"), "the reply for a %s stop says nothing to try: %q", c.reason, firstLine(text))
+			for _, other := range cases {
+				if other.reason != c.reason {
+					assert.Check(t, !strings.Contains(text, other.says), "the reply for a %s stop speaks of %q", c.reason, other.says)
+				}
+			}
+			worded = append(worded, string(c.reason))
+		}
+		t.Evidence("distinct wording and advice for %s", strings.Join(worded, ", "))
+	},
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
