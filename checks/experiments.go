@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandboxlab/internal/procfs"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/procfs"
 )
 
 // Experiment is one of the course notes' experiments, measured here.

@@ -1,8 +1,6 @@
 package checks
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net"
 	"os"
@@ -14,8 +12,8 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/internal/procfs"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/procfs"
 )
 
 const python = "/usr/bin/python3"
@@ -72,11 +70,7 @@ func (t *T) runPython(p sandbox.Policy, cmd sandbox.Command, src string, args ..
 
 // token returns a random string: a tag for a program's command line, by
 // which the host finds every process it forks, or a canary secret.
-func token() string {
-	b := make([]byte, 8)
-	rand.Read(b)
-	return "sbx" + hex.EncodeToString(b)
-}
+func token() string { return procfs.Tag() }
 
 // tagged makes a token and kills whatever still carries it after the check.
 func (t *T) tagged() string {

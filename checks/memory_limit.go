@@ -8,8 +8,8 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/internal/procfs"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/procfs"
 )
 
 var memoryLimit = &Check{

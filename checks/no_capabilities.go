@@ -10,8 +10,8 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/internal/procfs"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/procfs"
 )
 
 var noCapabilities = &Check{

@@ -9,8 +9,8 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/internal/procfs"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/procfs"
 )
 
 var openFilesLimit = &Check{

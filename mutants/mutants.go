@@ -84,7 +84,7 @@ var All = []Defect{
 	{HeadOnlyOutput, "output past the cap keeps only the beginning, losing the end that names the error", "sandbox/output.go"},
 	{UnboundedOutput, "the whole stream is held in memory and cut only at the end", "sandbox/output.go"},
 	{NprocRlimitOnly, "the process cap is RLIMIT_NPROC instead of the /proc monitor", "sandbox/run.go"},
-	{NoSweep, "leftover processes of the run's session are not killed after a normal end", "sandbox/supervise.go"},
+	{NoSweep, "leftover processes of the run's session are not killed after a normal end", "sandbox/run.go"},
 	{KillLeaderOnly, "the timeout kills only the first process, not its children and session", "sandbox/supervise.go"},
 	{EnvInherited, "the program inherits the caller's whole environment", "sandbox/run.go"},
 	{SharedWorkdir, "the program runs in the application's directory instead of the session's", "sandbox/run.go"},

@@ -11,7 +11,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/internal/procfs"
+	"sandboxlab/sandbox/procfs"
 )
 
 const python = "/usr/bin/python3"

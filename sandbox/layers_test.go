@@ -17,7 +17,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/poll"
 
-	"sandboxlab/internal/procfs"
+	"sandboxlab/sandbox/procfs"
 )
 
 // layerCase is one layer biting on a real program: run at Level it must

@@ -7,8 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandboxlab/internal/procfs"
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/procfs"
 )
 
 // supervisor watches one running program: the wall clock, the watchdog,

@@ -5,6 +5,8 @@ package procfs
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"strconv"
 	"strings"
@@ -120,12 +122,34 @@ func Cmdline(pid int) []string {
 	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 }
 
+// Tag returns a fresh random tag for a program's command line. It
+// carries this process's pid (see TagPrefix), so that whoever started
+// this process can find whatever it left behind, even after it died.
+func Tag() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return TagPrefix(os.Getpid()) + hex.EncodeToString(b)
+}
+
+// TagPrefix is how every tag made by process pid begins.
+func TagPrefix(pid int) string { return "sbx" + strconv.Itoa(pid) + "-" }
+
+// WithArgPrefix returns the live processes with an argument that begins
+// with prefix.
+func WithArgPrefix(prefix string) []Proc {
+	return matching(func(a string) bool { return strings.HasPrefix(a, prefix) })
+}
+
 // WithArg returns the live processes whose command line contains arg as
 // one whole argument. Harness code tags the programs it starts with a
 // random token argument, so this finds them (and whatever they forked
 // without exec) wherever they were reparented and whatever session or
 // namespace they moved to.
 func WithArg(arg string) []Proc {
+	return matching(func(a string) bool { return a == arg })
+}
+
+func matching(match func(arg string) bool) []Proc {
 	procs, err := Scan()
 	if err != nil {
 		return nil
@@ -136,7 +160,7 @@ func WithArg(arg string) []Proc {
 			continue
 		}
 		for _, a := range Cmdline(p.PID) {
-			if a == arg {
+			if match(a) {
 				out = append(out, p)
 				break
 			}

@@ -55,12 +55,32 @@ func (k *Killer) Wait(limit time.Duration) bool {
 // waits for them; it repeats until none is left, since a tagged process
 // may fork while it is being killed. It returns how many it killed.
 func KillWithArg(arg string, limit time.Duration) int {
+	return killAll(func() []Proc { return WithArg(arg) }, limit)
+}
+
+// KillWithArgPrefix is KillWithArg for every tag that begins with prefix.
+func KillWithArgPrefix(prefix string, limit time.Duration) int {
+	return killAll(func() []Proc { return WithArgPrefix(prefix) }, limit)
+}
+
+// KillPIDs kills what list returns until it returns nothing.
+func KillPIDs(list func() []int, limit time.Duration) int {
+	return killAll(func() []Proc {
+		var ps []Proc
+		for _, pid := range list() {
+			ps = append(ps, Proc{PID: pid})
+		}
+		return ps
+	}, limit)
+}
+
+func killAll(list func() []Proc, limit time.Duration) int {
 	killed := 0
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		var k Killer
 		n := 0
-		for _, p := range WithArg(arg) {
+		for _, p := range list() {
 			if k.Kill(p.PID) {
 				n++
 			}

@@ -1,0 +1,61 @@
+package mutants
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"sandboxlab/sandbox/procfs"
+)
+
+// jail is a control group (cgroup v1 pids hierarchy) holding one worker
+// and everything it forks, so that the runner can kill all of it whatever
+// sessions, process groups or parents it ended up with. Without root or
+// without the hierarchy it does nothing, and tags are the only sweep.
+type jail struct {
+	dir string
+}
+
+const pidsHierarchy = "/sys/fs/cgroup/pids"
+
+func newJail(name string) *jail {
+	dir := filepath.Join(pidsHierarchy, "sandboxlab-"+name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return &jail{}
+	}
+	return &jail{dir: dir}
+}
+
+// add moves pid into the jail. The runner calls it right after starting
+// the worker, before the worker has started anything of its own.
+func (j *jail) add(pid int) {
+	if j.dir != "" {
+		os.WriteFile(filepath.Join(j.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+	}
+}
+
+// close kills whatever is still in the jail and removes it.
+func (j *jail) close() {
+	if j.dir == "" {
+		return
+	}
+	procfs.KillPIDs(func() []int {
+		b, _ := os.ReadFile(filepath.Join(j.dir, "cgroup.procs"))
+		var pids []int
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}, 10*time.Second)
+	// A killed process leaves the group only once reaped; give init a moment.
+	for range 50 {
+		if os.Remove(j.dir) == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,259 @@
+package mutants
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Outcomes of a defect's run, judged from the checks that failed against
+// the checks predicted to fail.
+const (
+	OutcomeExact     = "exact"     // exactly the predicted checks failed
+	OutcomeTooWide   = "too_wide"  // fewer failed than predicted
+	OutcomeExtra     = "extra"     // the predicted ones and more failed
+	OutcomeDifferent = "different" // some predicted did not fail, some unpredicted did
+	OutcomeEscaped   = "escaped"   // no check failed: the suite missed the defect
+	OutcomeHung      = "hung"      // the run did not finish in its time
+	OutcomeError     = "error"     // the run failed and gave no verdict
+)
+
+var knownOutcomes = []string{OutcomeExact, OutcomeTooWide, OutcomeExtra, OutcomeEscaped, OutcomeDifferent}
+
+// Predictions is predictions.yaml.
+type Predictions struct {
+	Version  int          `yaml:"version"`
+	Baseline Baseline     `yaml:"baseline"`
+	Defects  []Prediction `yaml:"defects"`
+}
+
+// Baseline is what the correct sandbox should do.
+type Baseline struct {
+	// Attacks maps each attack to the first level that stops it (and every
+	// level above); 0 means stopped everywhere.
+	Attacks map[string]int `yaml:"attacks"`
+}
+
+// Prediction is what one defect should do.
+type Prediction struct {
+	ID      Name   `yaml:"id"`
+	Summary string `yaml:"summary"`
+	// Checks are the ids of the checks predicted to fail.
+	Checks []Name `yaml:"checks"`
+	// Attacks are the attack cells (attack@L<n>) predicted to escape.
+	Attacks []Name `yaml:"attacks"`
+	// Known records a divergence already understood.
+	Known *Known `yaml:"known"`
+}
+
+// Known is a divergence between prediction and reality that is understood.
+type Known struct {
+	Outcome string `yaml:"outcome"`
+	Why     string `yaml:"why"`
+}
+
+// Name is a string that remembers the line it was read from, so that
+// errors about it can point there.
+type Name struct {
+	Value string
+	Line  int
+}
+
+// UnmarshalYAML keeps the line.
+func (n *Name) UnmarshalYAML(node *yaml.Node) error {
+	if node.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a name, found a %s", node.Line, kindName(node.Kind))
+	}
+	n.Value, n.Line = node.Value, node.Line
+	return nil
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	return "value"
+}
+
+// Universe lists the ids a predictions file may name.
+type Universe struct {
+	Checks  []string
+	Attacks []string
+	Levels  int
+}
+
+// ParsePredictions decodes a predictions file strictly: unknown fields,
+// unknown or duplicate ids, malformed cells and missing defects are errors
+// that name the line.
+func ParsePredictions(data []byte, u Universe) (*Predictions, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var p Predictions
+	if err := dec.Decode(&p); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the predictions file is empty")
+		}
+		return nil, err
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errors.New("the predictions file holds more than one YAML document")
+	}
+	if p.Version != 1 {
+		return nil, fmt.Errorf("version %d: want 1", p.Version)
+	}
+	if err := p.validate(u); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+var cellPattern = regexp.MustCompile(`^([a-z_]+)@L([0-9])$`)
+
+// ParseCell splits attack@L<n>.
+func ParseCell(s string) (attack string, level int, ok bool) {
+	m := cellPattern.FindStringSubmatch(s)
+	if m == nil {
+		return "", 0, false
+	}
+	level, _ = strconv.Atoi(m[2])
+	return m[1], level, true
+}
+
+func (p *Predictions) validate(u Universe) error {
+	checks, attacks := set(u.Checks), set(u.Attacks)
+	var errs []string
+	fail := func(line int, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf("line %d: %s", line, fmt.Sprintf(format, args...)))
+	}
+	for a, lvl := range p.Baseline.Attacks {
+		if !attacks[a] {
+			errs = append(errs, fmt.Sprintf("baseline: unknown attack %q (known: %s)", a, strings.Join(u.Attacks, ", ")))
+		} else if lvl < 0 || lvl >= u.Levels {
+			errs = append(errs, fmt.Sprintf("baseline: %s: level %d out of 0..%d", a, lvl, u.Levels-1))
+		}
+	}
+	for _, a := range u.Attacks {
+		if _, ok := p.Baseline.Attacks[a]; !ok {
+			errs = append(errs, fmt.Sprintf("baseline: attack %s has no first stopping level", a))
+		}
+	}
+	seen := map[string]int{}
+	for _, d := range p.Defects {
+		if _, err := Lookup(d.ID.Value); err != nil {
+			fail(d.ID.Line, "unknown defect %q", d.ID.Value)
+		}
+		if first, dup := seen[d.ID.Value]; dup {
+			fail(d.ID.Line, "defect %s is predicted twice (first on line %d)", d.ID.Value, first)
+		}
+		seen[d.ID.Value] = d.ID.Line
+		dupCheck := map[string]bool{}
+		for _, c := range d.Checks {
+			if !checks[c.Value] {
+				fail(c.Line, "%s: unknown check %q", d.ID.Value, c.Value)
+			}
+			if dupCheck[c.Value] {
+				fail(c.Line, "%s: check %s listed twice", d.ID.Value, c.Value)
+			}
+			dupCheck[c.Value] = true
+		}
+		dupCell := map[string]bool{}
+		for _, c := range d.Attacks {
+			a, lvl, ok := ParseCell(c.Value)
+			switch {
+			case !ok:
+				fail(c.Line, "%s: %q is not an attack cell (want attack@L<level>)", d.ID.Value, c.Value)
+			case !attacks[a]:
+				fail(c.Line, "%s: unknown attack %q", d.ID.Value, a)
+			case lvl >= u.Levels:
+				fail(c.Line, "%s: level %d out of 0..%d", d.ID.Value, lvl, u.Levels-1)
+			case dupCell[c.Value]:
+				fail(c.Line, "%s: cell %s listed twice", d.ID.Value, c.Value)
+			}
+			dupCell[c.Value] = true
+		}
+		if k := d.Known; k != nil {
+			if !set(knownOutcomes)[k.Outcome] {
+				fail(d.ID.Line, "%s: known outcome %q (want one of %s)", d.ID.Value, k.Outcome, strings.Join(knownOutcomes, ", "))
+			}
+			if strings.TrimSpace(k.Why) == "" {
+				fail(d.ID.Line, "%s: a known divergence needs its reason (why)", d.ID.Value)
+			}
+		}
+	}
+	for _, d := range All {
+		if _, ok := seen[string(d.ID)]; !ok {
+			errs = append(errs, fmt.Sprintf("defect %s has no prediction", d.ID))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("predictions: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Lookup returns the prediction for defect id.
+func (p *Predictions) Lookup(id string) *Prediction {
+	for i := range p.Defects {
+		if p.Defects[i].ID.Value == id {
+			return &p.Defects[i]
+		}
+	}
+	return nil
+}
+
+// CheckIDs returns the predicted checks as strings.
+func (d *Prediction) CheckIDs() []string { return values(d.Checks) }
+
+// Cells returns the predicted attack cells as strings.
+func (d *Prediction) Cells() []string { return values(d.Attacks) }
+
+func values(ns []Name) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.Value
+	}
+	return out
+}
+
+func set(ss []string) map[string]bool {
+	m := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		m[s] = true
+	}
+	return m
+}
+
+// Outcome compares the checks that failed with those predicted.
+func Outcome(failed, predicted []string) string {
+	f, p := set(failed), set(predicted)
+	switch {
+	case len(f) == 0:
+		return OutcomeEscaped
+	case subset(f, p) && subset(p, f):
+		return OutcomeExact
+	case subset(f, p):
+		return OutcomeTooWide
+	case subset(p, f):
+		return OutcomeExtra
+	}
+	return OutcomeDifferent
+}
+
+func subset(a, b map[string]bool) bool {
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,363 @@
+package mutants
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"sandboxlab/report"
+	"sandboxlab/sandbox/procfs"
+)
+
+// WorkerResult is what one worker prints on its standard output: the
+// checks and the attack matrix with one defect switched on (none for the
+// baseline).
+type WorkerResult struct {
+	Checks  *report.Checks  `json:"checks"`
+	Attacks *report.Attacks `json:"attacks"`
+}
+
+// Gate policies (--fail-on).
+const (
+	FailOnEscape = "escape" // fail on an unexpected escape only
+	FailOnAny    = "any"    // fail on any divergence from the predictions
+	FailOnNever  = "never"  // report only
+)
+
+// Progress describes the runner's state after a defect finished.
+type Progress struct {
+	Done, Total int
+	Defect      report.Defect
+	Elapsed     time.Duration
+}
+
+// Runner runs the baseline and then each defect in a process of its own,
+// and diffs the results against the predictions.
+type Runner struct {
+	// Worker returns the command for one worker with defect id switched
+	// on ("" for the correct sandbox). Its standard output must be one
+	// WorkerResult in JSON.
+	Worker func(ctx context.Context, defect string) *exec.Cmd
+	// Predictions are what the runs are compared with.
+	Predictions *Predictions
+	// Only lists the defects to run (all when empty).
+	Only []string
+	// Jobs is how many defects run at once.
+	Jobs int
+	// Timeout bounds one worker; a worker past it is killed and its
+	// defect reported as hung.
+	Timeout time.Duration
+	// FailOn is the gate's policy.
+	FailOn string
+	// Progress, if set, is called after the baseline and each defect.
+	Progress func(Progress)
+	// Identity goes into the report.
+	Identity report.Identity
+}
+
+// Run runs everything and returns the report. The error is for what
+// stops the whole run (an interrupt); a broken baseline is a report with
+// Baseline.OK false and no defects.
+func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
+	start := time.Now()
+	list, err := r.defects()
+	if err != nil {
+		return nil, err
+	}
+	m := &report.Mutation{Identity: r.Identity, FailOn: r.FailOn, Jobs: r.Jobs, Defects: []report.Defect{}}
+	base, err := r.work(ctx, "")
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	m.Baseline = r.judgeBaseline(base, err)
+	if r.Progress != nil {
+		r.Progress(Progress{Done: 0, Total: len(list), Elapsed: time.Since(start)})
+	}
+	if m.Baseline.OK {
+		m.Defects = r.runDefects(ctx, list, base.result, start)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	m.Tally()
+	m.Gate = "pass"
+	if !m.Baseline.OK || r.gateFails(m) {
+		m.Gate = "fail"
+	}
+	m.MS = time.Since(start).Milliseconds()
+	return m, nil
+}
+
+// ExitCode maps the report to the exit codes of DESIGN.md: 0 the gate
+// holds; 2 an unexpected escape; 3 another divergence (only with
+// --fail-on any); 4 the baseline is broken.
+func ExitCode(m *report.Mutation) int {
+	switch {
+	case !m.Baseline.OK:
+		return 4
+	case m.Gate == "pass":
+		return 0
+	case m.Summary.UnexpectedEscapes > 0:
+		return 2
+	}
+	return 3
+}
+
+func (r *Runner) gateFails(m *report.Mutation) bool {
+	switch r.FailOn {
+	case FailOnNever:
+		return false
+	case FailOnAny:
+		return m.Summary.Unexpected > 0
+	}
+	return m.Summary.UnexpectedEscapes > 0
+}
+
+func (r *Runner) defects() ([]Defect, error) {
+	if len(r.Only) == 0 {
+		return All, nil
+	}
+	var out []Defect
+	want := map[string]bool{}
+	for _, id := range r.Only {
+		if _, err := Lookup(id); err != nil {
+			return nil, err
+		}
+		want[id] = true
+	}
+	for _, d := range All {
+		if want[string(d.ID)] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// runDefects runs the defects, Jobs at a time, and returns their results
+// in registry order.
+func (r *Runner) runDefects(ctx context.Context, list []Defect, base *WorkerResult, start time.Time) []report.Defect {
+	out := make([]report.Defect, len(list))
+	jobs := max(1, r.Jobs)
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for i, d := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			res, err := r.work(ctx, string(d.ID))
+			out[i] = r.judge(d, res, err, base)
+			mu.Lock()
+			done++
+			if r.Progress != nil && ctx.Err() == nil {
+				r.Progress(Progress{Done: done, Total: len(list), Defect: out[i], Elapsed: time.Since(start)})
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// workResult is one worker's result and how long it took.
+type workResult struct {
+	result *WorkerResult
+	ms     int64
+	hung   bool
+}
+
+// errHung marks a worker that ran past its time.
+var errHung = errors.New("hung")
+
+// work runs one worker. Everything it leaves behind is cleaned up: its
+// processes, whatever they forked (found by their tags and by a control
+// group when one can be made), and its temporary directory.
+func (r *Runner) work(ctx context.Context, defect string) (workResult, error) {
+	start := time.Now()
+	tmp, err := os.MkdirTemp("", "sandboxlab-mutant-")
+	if err != nil {
+		return workResult{}, err
+	}
+	defer os.RemoveAll(tmp)
+	// The sandboxed programs' identity must reach sessions made below it.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return workResult{}, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	cmd := r.Worker(wctx, defect)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Dir = tmp
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 64 << 10}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// On timeout or interrupt: ask the worker to stop (it cleans up after
+	// its current check or cell), then kill it.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		return workResult{}, fmt.Errorf("starting worker: %w", err)
+	}
+	jail := newJail(fmt.Sprintf("%d", cmd.Process.Pid))
+	jail.add(cmd.Process.Pid)
+	waitErr := cmd.Wait()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	procfs.KillWithArgPrefix(procfs.TagPrefix(cmd.Process.Pid), 10*time.Second)
+	jail.close()
+	wr := workResult{ms: time.Since(start).Milliseconds()}
+	if errors.Is(wctx.Err(), context.DeadlineExceeded) {
+		wr.hung = true
+		return wr, fmt.Errorf("%w: no verdict within %v", errHung, r.Timeout)
+	}
+	if ctx.Err() != nil {
+		return wr, ctx.Err()
+	}
+	var res WorkerResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.Checks == nil || res.Attacks == nil {
+		msg := strings.TrimSpace(stderr.String())
+		if waitErr != nil {
+			return wr, fmt.Errorf("worker failed (%v): %s", waitErr, lastLine(msg))
+		}
+		return wr, fmt.Errorf("worker printed no result (%v): %s", err, lastLine(msg))
+	}
+	wr.result = &res
+	return wr, nil
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// judgeBaseline checks the correct sandbox: every check passes and each
+// attack is first stopped at the predicted level.
+func (r *Runner) judgeBaseline(w workResult, err error) report.Baseline {
+	b := report.Baseline{Expected: r.Predictions.Baseline.Attacks, MS: w.ms, Problems: []string{}}
+	if err != nil {
+		b.Problems = append(b.Problems, "the baseline run failed: "+err.Error())
+		return b
+	}
+	b.Checks, b.Attacks = w.result.Checks, w.result.Attacks
+	for _, c := range b.Checks.Checks {
+		if !c.Passed {
+			b.Problems = append(b.Problems, fmt.Sprintf("check %s fails on the correct sandbox: %s", c.ID, c.Evidence))
+		}
+	}
+	names := make([]string, 0, len(b.Expected))
+	for a := range b.Expected {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	for _, a := range names {
+		want := b.Expected[a]
+		got, ok := b.Attacks.FirstStopped[a]
+		switch {
+		case !ok:
+			b.Problems = append(b.Problems, fmt.Sprintf("attack %s was not run", a))
+		case got != want:
+			b.Problems = append(b.Problems, fmt.Sprintf("attack %s is first stopped at %s, expected L%d", a, levelName(got), want))
+		}
+	}
+	b.OK = len(b.Problems) == 0
+	return b
+}
+
+func levelName(l int) string {
+	if l < 0 {
+		return "no level"
+	}
+	return fmt.Sprintf("L%d", l)
+}
+
+// judge diffs one defect's run against its prediction and the baseline.
+func (r *Runner) judge(d Defect, w workResult, err error, base *WorkerResult) report.Defect {
+	p := r.Predictions.Lookup(string(d.ID))
+	out := report.Defect{
+		ID: string(d.ID), Summary: d.Summary, Site: d.Site, MS: w.ms,
+		FailedChecks: []string{}, EscapedAttacks: []string{}, Unexpected: []string{},
+		PredictedChecks: p.CheckIDs(), PredictedAttacks: p.Cells(),
+	}
+	if p.Known != nil {
+		out.Known = &report.Known{Outcome: p.Known.Outcome, Why: p.Known.Why}
+	}
+	if err != nil {
+		out.Outcome, out.Error = OutcomeError, err.Error()
+		if w.hung {
+			out.Outcome = OutcomeHung
+		}
+		// No verdict is not a catch: for the gate it counts as an escape.
+		out.Unexpected = append(out.Unexpected, "no verdict: "+err.Error())
+		out.UnexpectedEscape = true
+		return out
+	}
+	out.FailedChecks = w.result.Checks.FailedIDs()
+	out.Outcome = Outcome(out.FailedChecks, out.PredictedChecks)
+	explained := out.Outcome == OutcomeExact || (p.Known != nil && p.Known.Outcome == out.Outcome)
+	if !explained {
+		out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s: predicted %s, failed %s", out.Outcome, orNone(out.PredictedChecks), orNone(out.FailedChecks)))
+		if out.Outcome == OutcomeEscaped {
+			out.UnexpectedEscape = true
+		}
+	}
+	if p.Known != nil && p.Known.Outcome != out.Outcome {
+		out.Unexpected = append(out.Unexpected, fmt.Sprintf("the known %s divergence did not happen", p.Known.Outcome))
+	}
+	baseEscaped := set(base.Attacks.Escaped())
+	for _, c := range w.result.Attacks.Escaped() {
+		if !baseEscaped[c] {
+			out.EscapedAttacks = append(out.EscapedAttacks, c)
+		}
+	}
+	predicted, escaped := set(out.PredictedAttacks), set(out.EscapedAttacks)
+	for _, c := range out.EscapedAttacks {
+		if !predicted[c] {
+			out.Unexpected = append(out.Unexpected, "attack cell "+c+" escaped, not predicted")
+			out.UnexpectedEscape = true
+		}
+	}
+	for _, c := range out.PredictedAttacks {
+		if !escaped[c] {
+			out.Unexpected = append(out.Unexpected, "attack cell "+c+" was predicted to escape but was stopped")
+		}
+	}
+	return out
+}
+
+func orNone(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	buf *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.buf.Len(); room > 0 {
+		l.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}

@@ -1,0 +1,275 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Mutation is the report of 'sandboxlab mutate': the baseline, each
+// planted defect's run diffed against its prediction, the summary and the
+// gate.
+type Mutation struct {
+	Identity Identity `json:"identity"`
+	// Baseline is the run of the correct sandbox.
+	Baseline Baseline `json:"baseline"`
+	// Defects are the planted defects, in registry order.
+	Defects []Defect `json:"defects"`
+	Summary Summary  `json:"summary"`
+	// FailOn is the gate's policy: escape, any or never.
+	FailOn string `json:"fail_on"`
+	// Gate is "pass" or "fail".
+	Gate string `json:"gate"`
+	// MS is the wall time of the whole run.
+	MS int64 `json:"ms"`
+	// Jobs is how many defects ran at once.
+	Jobs int `json:"jobs"`
+}
+
+// Baseline is the correct sandbox's run, which every defect is compared
+// with.
+type Baseline struct {
+	// OK is false when a check failed or the attack matrix differs from
+	// the expected one: then no defect is run.
+	OK bool `json:"ok"`
+	// Problems says what is wrong with a broken baseline.
+	Problems []string `json:"problems"`
+	Checks   *Checks  `json:"checks"`
+	Attacks  *Attacks `json:"attacks"`
+	// Expected is the first stopping level of each attack, from the
+	// predictions file.
+	Expected map[string]int `json:"expected"`
+	MS       int64          `json:"ms"`
+}
+
+// Defect is one planted defect's run, diffed against its prediction.
+type Defect struct {
+	ID      string `json:"id"`
+	Summary string `json:"summary"`
+	// Site is the file holding the planted site.
+	Site string `json:"site"`
+	// FailedChecks are the checks that failed with the defect on.
+	FailedChecks []string `json:"failed_checks"`
+	// PredictedChecks are those predicted to fail.
+	PredictedChecks []string `json:"predicted_checks"`
+	// Outcome compares the two: exact, too_wide, extra, different,
+	// escaped (no check failed), hung or error.
+	Outcome string `json:"outcome"`
+	// EscapedAttacks are the attack cells that escaped with the defect on
+	// and are stopped on the correct sandbox (attack@L<n>).
+	EscapedAttacks []string `json:"escaped_attacks"`
+	// PredictedAttacks are those predicted to.
+	PredictedAttacks []string `json:"predicted_attacks"`
+	// Known is the divergence the predictions file already records.
+	Known *Known `json:"known"`
+	// Unexpected lists what neither the prediction nor Known explains.
+	Unexpected []string `json:"unexpected"`
+	// UnexpectedEscape is true when the unexplained part lets something
+	// through: no check caught the defect, an attack cell escaped, or the
+	// run gave no verdict (hung or failed).
+	UnexpectedEscape bool `json:"unexpected_escape"`
+	// Error says why a hung or failed run gave no verdict.
+	Error string `json:"error,omitempty"`
+	MS    int64  `json:"ms"`
+}
+
+// Known is a divergence the predictions file records as understood.
+type Known struct {
+	Outcome string `json:"outcome"`
+	Why     string `json:"why"`
+}
+
+// Caught reports whether some check failed with the defect on.
+func (d *Defect) Caught() bool {
+	return d.Outcome != "escaped" && d.Outcome != "hung" && d.Outcome != "error"
+}
+
+// Summary counts the defects by outcome.
+type Summary struct {
+	Defects   int `json:"defects"`
+	Caught    int `json:"caught"`
+	Escaped   int `json:"escaped"`
+	Exact     int `json:"exact"`
+	TooWide   int `json:"too_wide"`
+	Extra     int `json:"extra"`
+	Different int `json:"different"`
+	// Hung counts runs that hung or failed without a verdict.
+	Hung int `json:"hung"`
+	// Unexpected counts defects with something unexplained.
+	Unexpected int `json:"unexpected"`
+	// UnexpectedEscapes counts defects with an unexplained escape.
+	UnexpectedEscapes int `json:"unexpected_escapes"`
+}
+
+// Tally fills the summary from the defects.
+func (m *Mutation) Tally() {
+	s := Summary{Defects: len(m.Defects)}
+	for _, d := range m.Defects {
+		if d.Caught() {
+			s.Caught++
+		}
+		switch d.Outcome {
+		case "escaped":
+			s.Escaped++
+		case "exact":
+			s.Exact++
+		case "too_wide":
+			s.TooWide++
+		case "extra":
+			s.Extra++
+		case "different":
+			s.Different++
+		case "hung", "error":
+			s.Hung++
+		}
+		if len(d.Unexpected) > 0 {
+			s.Unexpected++
+		}
+		if d.UnexpectedEscape {
+			s.UnexpectedEscapes++
+		}
+	}
+	m.Summary = s
+}
+
+// Tables renders the summary, the per-defect table and the baseline.
+func (m *Mutation) Tables(w io.Writer, md bool) error {
+	h := heading(w, md)
+	s := m.Summary
+	h("Mutation run")
+	if !m.Baseline.OK {
+		fmt.Fprintf(w, "The baseline is broken, so no defect was run:\n")
+		for _, p := range m.Baseline.Problems {
+			fmt.Fprintf(w, "- %s\n", p)
+		}
+		fmt.Fprintln(w)
+	}
+	if err := table(w, md, []string{"defects", "caught", "escaped", "exact", "too wide", "extra", "different", "hung", "unexpected", "gate"},
+		[][]string{{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), m.Gate}}); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s%s (--fail-on %s; %d defects at a time; %.0f s; harness uid %d, program uid %d)\n",
+		para(md), gateSentence(m), m.FailOn, m.Jobs, float64(m.MS)/1000, m.Identity.UID, m.Identity.ProgramUID)
+	if len(m.Defects) > 0 {
+		h("Defects")
+		rows := make([][]string, 0, len(m.Defects))
+		for _, d := range m.Defects {
+			rows = append(rows, []string{d.ID, list(d.PredictedChecks), list(d.FailedChecks), d.Outcome, cells(d.EscapedAttacks), note(d)})
+		}
+		if err := table(w, md, []string{"defect", "predicted to fail", "failed", "outcome", "new attack escapes", "why"}, rows); err != nil {
+			return err
+		}
+	}
+	h("Baseline")
+	if c := m.Baseline.Checks; c != nil {
+		fmt.Fprintf(w, "Checks on the correct sandbox: %d passed, %d failed.%s", c.Passed, c.Failed, para(md))
+	}
+	if a := m.Baseline.Attacks; a != nil {
+		return a.Tables(w, md)
+	}
+	return nil
+}
+
+func gateSentence(m *Mutation) string {
+	if m.Gate == "pass" {
+		return "The gate holds: every result is predicted or known."
+	}
+	var ids []string
+	for _, d := range m.Defects {
+		if len(d.Unexpected) > 0 {
+			ids = append(ids, d.ID)
+		}
+	}
+	if !m.Baseline.OK {
+		return "The gate fails: the baseline is broken."
+	}
+	return "The gate fails: unexpected results for " + strings.Join(ids, ", ") + "."
+}
+
+// note says why a defect's result is what it is: the unexpected first,
+// then the known reason.
+func note(d Defect) string {
+	var parts []string
+	if len(d.Unexpected) > 0 {
+		parts = append(parts, "UNEXPECTED: "+strings.Join(d.Unexpected, "; "))
+	}
+	if d.Known != nil {
+		parts = append(parts, "known "+d.Known.Outcome+": "+d.Known.Why)
+	}
+	if d.Error != "" {
+		parts = append(parts, d.Error)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func list(ids []string) string {
+	if len(ids) == 0 {
+		return "-"
+	}
+	return strings.Join(ids, ", ")
+}
+
+// cells shortens attack cells: attack@L1, attack@L2 → attack@L1-2.
+func cells(cs []string) string {
+	if len(cs) == 0 {
+		return "-"
+	}
+	levels := map[string][]int{}
+	var order []string
+	for _, c := range cs {
+		at, lvl, ok := strings.Cut(c, "@L")
+		if !ok {
+			continue
+		}
+		if _, seen := levels[at]; !seen {
+			order = append(order, at)
+		}
+		levels[at] = append(levels[at], int(lvl[0]-'0'))
+	}
+	var out []string
+	for _, at := range order {
+		ls := levels[at]
+		sort.Ints(ls)
+		contiguous := ls[len(ls)-1]-ls[0] == len(ls)-1
+		switch {
+		case len(ls) == 1:
+			out = append(out, fmt.Sprintf("%s@L%d", at, ls[0]))
+		case contiguous:
+			out = append(out, fmt.Sprintf("%s@L%d-%d", at, ls[0], ls[len(ls)-1]))
+		default:
+			var s []string
+			for _, l := range ls {
+				s = append(s, fmt.Sprint(l))
+			}
+			out = append(out, fmt.Sprintf("%s@L%s", at, strings.Join(s, ",")))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }
+
+// para separates paragraphs: a blank line in markdown, a newline in text.
+func para(md bool) string {
+	if md {
+		return "\n\n"
+	}
+	return "\n"
+}
+
+// heading returns a function writing a section heading.
+func heading(w io.Writer, md bool) func(string) {
+	first := true
+	return func(title string) {
+		if !first {
+			fmt.Fprintln(w)
+		}
+		first = false
+		if md {
+			fmt.Fprintf(w, "## %s\n\n", title)
+		} else {
+			fmt.Fprintf(w, "%s\n%s\n", title, strings.Repeat("=", len(title)))
+		}
+	}
+}
