@@ -38,6 +38,8 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// hidden keeps a command the harness runs for itself out of --help.
+	hidden bool
 }
 
 var commands []command
@@ -76,7 +78,9 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nA sandbox for code an AI agent writes, and a harness that proves its test suite works.")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
+		}
 	}
 	fmt.Fprintln(w, "\nRun 'sandboxlab COMMAND --help' for a command's flags.")
 }

@@ -1,0 +1,202 @@
+package attacks
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"sandboxlab/sandbox/procfs"
+)
+
+// isolation is what the host saw of the program's surroundings, read from
+// the host's /proc while it ran. The judges name the mechanism that
+// stopped an attack from it, so that a layer the policy asked for but a
+// defect took away gets no credit. Where the host could not look in time,
+// the fields say what the policy asks for and the evidence says so.
+type isolation struct {
+	// seen: the host read the run's first process (the sandbox's init or
+	// the program; both have the namespaces, working directory and
+	// environment the program gets).
+	seen bool
+	// ownPID, ownNet, ownMount and ownUser: it had a namespace of that
+	// kind of its own, not the host's.
+	ownPID, ownNet, ownMount, ownUser bool
+	// cwd is its working directory.
+	cwd string
+	// envHasKey: the fake API key was in its environment.
+	envHasKey bool
+
+	// programSeen: the host read the program itself, after the init had
+	// set everything up and execed it.
+	programSeen bool
+	// capEff and capBnd are its effective and bounding capability sets.
+	capEff, capBnd uint64
+	// homeCovered: something was mounted over the fake home in its mount
+	// namespace.
+	homeCovered bool
+}
+
+// observeLimit bounds the search for the program.
+const observeLimit = time.Second
+
+// startObserver finds the run's first process among the harness's
+// children and reads its isolation: first as soon as it is there, then
+// once more right after the init has execed the program, whose Python
+// then spends about 10 ms starting up before the attack does anything.
+// That window is short and timers fire at millisecond granularity at
+// best, so the observer polls without sleeping until it has looked
+// (typically within 20 ms). On a machine too busy to look in time it
+// gives up, and the judges fall back on the policy. It returns the
+// function that stops it; the findings are in t.iso once that returns.
+func (t *trial) startObserver() (stop func()) {
+	var quit atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		deadline := time.Now().Add(observeLimit)
+		pid := 0
+		for !quit.Load() && time.Now().Before(deadline) {
+			runtime.Gosched()
+			if pid == 0 {
+				// A child shows the token once it has execed the init (or,
+				// at L0, the program); before that it shares the
+				// harness's memory, cwd and environment.
+				if pid = t.tagged(children()); pid != 0 {
+					t.readProcess(pid)
+				}
+				continue
+			}
+			if p, err := procfs.Stat(pid); err != nil || !p.Alive() {
+				return // the program ended before the host could look
+			}
+			// A read that races the exec may come back empty or torn; the
+			// PID stays the run's until the sandbox reaps it.
+			if args := procfs.Cmdline(pid); len(args) == 0 || args[0] != python || !slices.Contains(args, t.token) {
+				continue
+			}
+			if !t.iso.seen {
+				t.readProcess(pid)
+			}
+			t.readProgram(pid)
+			return
+		}
+	}()
+	return func() { quit.Store(true); <-done }
+}
+
+// children returns the PIDs of the harness's children (every thread's:
+// a child belongs to the thread that forked it).
+func children() []int {
+	files, _ := filepath.Glob("/proc/self/task/*/children")
+	var out []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, s := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(s); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// tagged returns the first of pids tagged with the cell's token, or 0.
+func (t *trial) tagged(pids []int) int {
+	for _, pid := range pids {
+		if slices.Contains(procfs.Cmdline(pid), t.token) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// readProcess records the namespaces, working directory and environment
+// of pid, if it is still the run's process after reading them all.
+func (t *trial) readProcess(pid int) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	var iso isolation
+	own := func(kind string) (bool, bool) {
+		mine, err1 := os.Readlink("/proc/self/ns/" + kind)
+		its, err2 := os.Readlink(dir + "ns/" + kind)
+		return mine != its, err1 == nil && err2 == nil
+	}
+	var ok [4]bool
+	iso.ownPID, ok[0] = own("pid")
+	iso.ownNet, ok[1] = own("net")
+	iso.ownMount, ok[2] = own("mnt")
+	iso.ownUser, ok[3] = own("user")
+	cwd, err1 := os.Readlink(dir + "cwd")
+	env, err2 := os.ReadFile(dir + "environ")
+	if ok != [4]bool{true, true, true, true} || err1 != nil || err2 != nil || !t.stillRuns(pid) {
+		return
+	}
+	t.iso.seen = true
+	t.iso.ownPID, t.iso.ownNet, t.iso.ownMount, t.iso.ownUser = iso.ownPID, iso.ownNet, iso.ownMount, iso.ownUser
+	t.iso.cwd = cwd
+	t.iso.envHasKey = bytes.Contains(env, []byte(apiKeyVar+"="+t.fx.apiKey))
+}
+
+// readProgram records the capabilities and mounts of the program, pid.
+func (t *trial) readProgram(pid int) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	status, err1 := os.ReadFile(dir + "status")
+	mounts, err2 := os.ReadFile(dir + "mountinfo")
+	if err1 != nil || err2 != nil || !t.stillRuns(pid) {
+		return
+	}
+	t.iso.programSeen = true
+	t.iso.capEff = statusHex(status, "CapEff:")
+	t.iso.capBnd = statusHex(status, "CapBnd:")
+	t.iso.homeCovered = mountedOn(mounts, t.fx.home)
+}
+
+// stillRuns reports whether pid is still a live process of the run, so
+// that what was just read of it was not read of a successor.
+func (t *trial) stillRuns(pid int) bool {
+	p, err := procfs.Stat(pid)
+	return err == nil && p.Alive() && slices.Contains(procfs.Cmdline(pid), t.token)
+}
+
+// fillFromPolicy completes t.iso with what the policy asks for wherever
+// the host did not see for itself.
+func (t *trial) fillFromPolicy() {
+	p := t.policy
+	if !t.iso.seen {
+		t.iso.ownPID = p.Processes.Namespace
+		t.iso.ownNet = p.Network.Isolate
+		t.iso.ownMount = p.Processes.Namespace || len(p.Filesystem.Hide) > 0
+		t.iso.ownUser = p.Processes.Namespace || p.Network.Isolate || len(p.Filesystem.Hide) > 0 || p.Filesystem.DropCapabilities
+		t.iso.cwd = t.fx.appDir
+		if p.Workspace.Private {
+			t.iso.cwd = t.session.Dir()
+		}
+		t.iso.envHasKey = !p.Workspace.ScrubEnv
+	}
+	if !t.iso.programSeen {
+		t.iso.capEff, t.iso.capBnd = 0, 0
+		if !p.Filesystem.DropCapabilities {
+			t.iso.capBnd = ^uint64(0)
+		}
+		t.iso.homeCovered = slices.Contains(p.Filesystem.Hide, t.fx.home)
+	}
+}
+
+// statusHex reads a hexadecimal field of /proc/PID/status.
+func statusHex(status []byte, field string) uint64 {
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			v, _ := strconv.ParseUint(strings.TrimSpace(rest), 16, 64)
+			return v
+		}
+	}
+	return 0
+}
