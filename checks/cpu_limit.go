@@ -44,17 +44,22 @@ var cpuLimit = &Check{
 		wg.Wait()
 		for _, r := range runs {
 			if !assert.Check(t, r.res != nil, "%s: the run failed", r.name) {
-				continue
+				return
 			}
 			assert.Check(t, r.res.Reason == sandbox.ReasonCPU, "%s: the loop ended with %s after %v of CPU, not by the CPU limit",
 				r.name, r.res.Reason, r.res.CPU.Round(time.Millisecond))
-			// rusage reads a little under the limit on a loaded VM
-			// (1.82 s for a 2 s limit was seen): the margin is wide,
-			// the reason is what tells the limits apart.
-			assert.Check(t, r.res.CPU > r.want-700*time.Millisecond && r.res.CPU < r.want+700*time.Millisecond,
-				"%s: stopped after %v of CPU; the %s limit is %v", r.name, r.res.CPU.Round(time.Millisecond), r.limit, r.want)
 		}
-		if runs[0].res != nil && runs[1].res != nil {
+		// rusage reads under the limit on a loaded VM (1.8 s for 2 s,
+		// 2.6 s for 3 s were seen), about alike for two runs side by side:
+		// the soft limit is checked with a wide margin, and PID 1 by
+		// running on past it towards the hard limit, a second later.
+		soft, pid1 := runs[0].res.CPU, runs[1].res.CPU
+		assert.Check(t, soft > runs[0].want-700*time.Millisecond && soft < runs[0].want+500*time.Millisecond,
+			"without a namespace the loop stopped after %v of CPU; the soft limit is %v", soft.Round(time.Millisecond), runs[0].want)
+		assert.Check(t, pid1-soft > 400*time.Millisecond && pid1 < runs[1].want+500*time.Millisecond,
+			"as PID 1 the loop stopped after %v of CPU, %v without a namespace: it should run on to the hard limit %v",
+			pid1.Round(time.Millisecond), soft.Round(time.Millisecond), runs[1].want)
+		{
 			t.Evidence("stopped after %.2f s of CPU without a namespace, %.2f s as PID 1 (soft %v, hard %v)",
 				runs[0].res.CPU.Seconds(), runs[1].res.CPU.Seconds(), runs[0].want, runs[1].want)
 		}

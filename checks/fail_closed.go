@@ -87,9 +87,16 @@ func failClosedProbe(defect, marker string) int {
 		fmt.Fprintln(os.Stderr, "forbidding user namespaces:", err)
 		return 1
 	}
-	_, err := sandbox.Run(context.Background(), sandbox.MustPreset(3), sandbox.Command{
-		Path: python, Args: []string{"-c", "import sys\nopen(sys.argv[1], 'w').write('ran')", marker},
-	})
+	// Sessions go next to the marker: the probe's identity owns that
+	// directory, and may not be able to write where TMPDIR points.
+	var err error
+	s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(3), Root: filepath.Dir(marker)})
+	if err == nil {
+		_, err = s.Run(context.Background(), sandbox.Command{
+			Path: python, Args: []string{"-c", "import sys\nopen(sys.argv[1], 'w').write('ran')", marker},
+		})
+		s.Close()
+	}
 	v := probeVerdict{Unavailable: errors.Is(err, sandbox.ErrUnavailable)}
 	if err != nil {
 		v.Error = err.Error()

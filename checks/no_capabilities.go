@@ -31,6 +31,9 @@ var noCapabilities = &Check{
 			mu.Lock()
 			defer mu.Unlock()
 			for _, pr := range procs {
+				if pr.Comm != "python3" {
+					continue // the sandbox's init, which drops privileges just before it execs the program
+				}
 				seen = true
 				for _, f := range []string{"CapEff", "CapPrm", "CapBnd", "CapAmb", "NoNewPrivs"} {
 					if v := statusField(pr.PID, f); v != "" && (caps[f] == "" || strings.Trim(v, "0") != "") {

@@ -25,11 +25,11 @@ var timeoutKillsTree = &Check{
 // treeGrace is how long the tree kill may take to be seen done.
 const treeGrace = 5 * time.Second
 
-// treeProgram busy-loops in the leader and in two processes below it: a
-// child that moves to its own process group (same session) and a
-// grandchild.
+// treeProgram busy-loops in two processes below the leader: a child that
+// moves to its own process group (same session) and a grandchild whose
+// parent has exited. The leader waits (its CPU is no part of the story).
 const treeProgram = `
-import os
+import os, time
 if os.fork() == 0:
     os.setpgid(0, 0)
     while True: pass
@@ -37,7 +37,8 @@ if os.fork() == 0:
     if os.fork() == 0:
         while True: pass
     os._exit(0)
-while True: pass
+while True:
+    time.sleep(0.01)
 `
 
 // treeSurvivors runs treeProgram into the wall clock under p and returns

@@ -53,9 +53,32 @@ type Prediction struct {
 }
 
 // Known is a divergence between prediction and reality that is understood.
+// It names the outcome the checks really have, the attack cells whose
+// prediction was wrong (predicted but stopped, or escaped unpredicted), or
+// both, and why.
 type Known struct {
+	// Outcome is the checks' real outcome ("" when they went as predicted).
 	Outcome string `yaml:"outcome"`
+	// Attacks are the attack cells that went against the prediction.
+	Attacks []Name `yaml:"attacks"`
 	Why     string `yaml:"why"`
+}
+
+// ExpectedOutcome is the checks' outcome once the known divergence is
+// taken into account.
+func (k *Known) ExpectedOutcome() string {
+	if k == nil || k.Outcome == "" {
+		return OutcomeExact
+	}
+	return k.Outcome
+}
+
+// Cells returns the known attack cells as strings.
+func (k *Known) Cells() []string {
+	if k == nil {
+		return nil
+	}
+	return values(k.Attacks)
 }
 
 // Name is a string that remembers the line it was read from, so that
@@ -182,8 +205,16 @@ func (p *Predictions) validate(u Universe) error {
 			dupCell[c.Value] = true
 		}
 		if k := d.Known; k != nil {
-			if !set(knownOutcomes)[k.Outcome] {
+			if k.Outcome == "" && len(k.Attacks) == 0 {
+				fail(d.ID.Line, "%s: a known divergence names an outcome, attack cells or both", d.ID.Value)
+			}
+			if k.Outcome != "" && !set(knownOutcomes)[k.Outcome] {
 				fail(d.ID.Line, "%s: known outcome %q (want one of %s)", d.ID.Value, k.Outcome, strings.Join(knownOutcomes, ", "))
+			}
+			for _, c := range k.Attacks {
+				if a, _, ok := ParseCell(c.Value); !ok || !attacks[a] {
+					fail(c.Line, "%s: known %q is not an attack cell", d.ID.Value, c.Value)
+				}
 			}
 			if strings.TrimSpace(k.Why) == "" {
 				fail(d.ID.Line, "%s: a known divergence needs its reason (why)", d.ID.Value)

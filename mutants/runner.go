@@ -311,15 +311,16 @@ func (r *Runner) judge(d Defect, w workResult, err error, base *WorkerResult) re
 	}
 	out.FailedChecks = w.result.Checks.FailedIDs()
 	out.Outcome = Outcome(out.FailedChecks, out.PredictedChecks)
-	explained := out.Outcome == OutcomeExact || (p.Known != nil && p.Known.Outcome == out.Outcome)
-	if !explained {
-		out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s: predicted %s, failed %s", out.Outcome, orNone(out.PredictedChecks), orNone(out.FailedChecks)))
+	if want := p.Known.ExpectedOutcome(); out.Outcome != want {
+		if out.Outcome != OutcomeExact {
+			out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s: predicted %s, failed %s", out.Outcome, orNone(out.PredictedChecks), orNone(out.FailedChecks)))
+		}
+		if want != OutcomeExact {
+			out.Unexpected = append(out.Unexpected, fmt.Sprintf("the known %s divergence did not happen", want))
+		}
 		if out.Outcome == OutcomeEscaped {
 			out.UnexpectedEscape = true
 		}
-	}
-	if p.Known != nil && p.Known.Outcome != out.Outcome {
-		out.Unexpected = append(out.Unexpected, fmt.Sprintf("the known %s divergence did not happen", p.Known.Outcome))
 	}
 	baseEscaped := set(base.Attacks.Escaped())
 	for _, c := range w.result.Attacks.Escaped() {
@@ -327,16 +328,24 @@ func (r *Runner) judge(d Defect, w workResult, err error, base *WorkerResult) re
 			out.EscapedAttacks = append(out.EscapedAttacks, c)
 		}
 	}
-	predicted, escaped := set(out.PredictedAttacks), set(out.EscapedAttacks)
+	predicted, escaped, known := set(out.PredictedAttacks), set(out.EscapedAttacks), set(p.Known.Cells())
 	for _, c := range out.EscapedAttacks {
-		if !predicted[c] {
+		switch {
+		case predicted[c] && known[c]:
+			out.Unexpected = append(out.Unexpected, "attack cell "+c+" escaped as predicted, against its known divergence")
+		case !predicted[c] && !known[c]:
 			out.Unexpected = append(out.Unexpected, "attack cell "+c+" escaped, not predicted")
 			out.UnexpectedEscape = true
 		}
 	}
 	for _, c := range out.PredictedAttacks {
-		if !escaped[c] {
+		if !escaped[c] && !known[c] {
 			out.Unexpected = append(out.Unexpected, "attack cell "+c+" was predicted to escape but was stopped")
+		}
+	}
+	for _, c := range p.Known.Cells() {
+		if !predicted[c] && !escaped[c] {
+			out.Unexpected = append(out.Unexpected, "attack cell "+c+" is known to escape but was stopped")
 		}
 	}
 	return out

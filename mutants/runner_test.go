@@ -1,0 +1,164 @@
+package mutants
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"sandboxlab/report"
+)
+
+// result builds a worker's report: the checks that failed and the cells
+// that escaped.
+func result(failed []string, escaped ...string) *WorkerResult {
+	r := &WorkerResult{Checks: &report.Checks{}, Attacks: &report.Attacks{FirstStopped: map[string]int{"runaway_loop": 1, "file_api_symlink": 0}}}
+	for _, c := range universe.Checks {
+		r.Checks.Checks = append(r.Checks.Checks, report.Check{ID: c, Passed: !contains(failed, c)})
+	}
+	r.Checks.Tally()
+	r.Attacks.Cells = append(r.Attacks.Cells, report.Cell{Attack: "runaway_loop", Level: 0, Escaped: true})
+	for _, e := range escaped {
+		a, l, _ := ParseCell(e)
+		r.Attacks.Cells = append(r.Attacks.Cells, report.Cell{Attack: a, Level: l, Escaped: true})
+	}
+	return r
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func predictions(t *testing.T, edit map[ID]string) *Predictions {
+	p, err := ParsePredictions([]byte(valid(edit)), universe)
+	assert.NilError(t, err)
+	return p
+}
+
+func TestJudge(t *testing.T) {
+	p := predictions(t, map[ID]string{
+		TraversalOK:   "  - id: traversal_ok\n    summary: s\n    checks: [file_links]\n    attacks: []\n    known: {outcome: escaped, why: equivalent}\n",
+		LinksFollowed: "  - id: links_followed\n    summary: s\n    checks: [file_links]\n    attacks: [file_api_symlink@L0]\n",
+		NoPIDNS:       "  - id: no_pid_ns\n    summary: s\n    checks: [wall_timeout]\n    attacks: [runaway_loop@L3]\n    known: {attacks: [runaway_loop@L3], why: stopped anyway}\n",
+	})
+	r := &Runner{Predictions: p}
+	base := result(nil)
+	judge := func(id ID, w *WorkerResult) report.Defect {
+		d, _ := Lookup(string(id))
+		return r.judge(d, workResult{result: w}, nil, base)
+	}
+	cases := []struct {
+		name    string
+		got     report.Defect
+		outcome string
+		escape  bool
+		says    string
+	}{
+		{"exact", judge(FailOpen, result([]string{"wall_timeout"})), OutcomeExact, false, ""},
+		{"extra", judge(FailOpen, result([]string{"wall_timeout", "file_links"})), OutcomeExtra, false, "extra: predicted wall_timeout, failed wall_timeout, file_links"},
+		{"escaped", judge(FailOpen, result(nil)), OutcomeEscaped, true, "escaped"},
+		{"known escape", judge(TraversalOK, result(nil)), OutcomeEscaped, false, ""},
+		{"known escape caught after all", judge(TraversalOK, result([]string{"file_links"})), OutcomeExact, false, "the known escaped divergence did not happen"},
+		{"predicted cell", judge(LinksFollowed, result([]string{"file_links"}, "file_api_symlink@L0")), OutcomeExact, false, ""},
+		{"cell stopped", judge(LinksFollowed, result([]string{"file_links"})), OutcomeExact, false, "file_api_symlink@L0 was predicted to escape but was stopped"},
+		{"cell not predicted", judge(FailOpen, result([]string{"wall_timeout"}, "file_api_symlink@L3")), OutcomeExact, true, "file_api_symlink@L3 escaped, not predicted"},
+		{"known cell", judge(NoPIDNS, result([]string{"wall_timeout"})), OutcomeExact, false, ""},
+		{"escape in the baseline is not new", judge(FailOpen, result([]string{"wall_timeout"}, "runaway_loop@L0")), OutcomeExact, false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Check(t, is.Equal(c.got.Outcome, c.outcome))
+			assert.Check(t, is.Equal(c.got.UnexpectedEscape, c.escape))
+			if c.says == "" {
+				assert.Check(t, is.Len(c.got.Unexpected, 0))
+			} else {
+				assert.Check(t, is.Contains(strings.Join(c.got.Unexpected, "; "), c.says))
+			}
+		})
+	}
+}
+
+// fakeWorkers writes one canned result per defect and returns a Worker
+// that prints it with cat (or sleeps, for the ids in hang).
+func fakeWorkers(t *testing.T, results map[string]*WorkerResult, hang ...string) func(context.Context, string) *exec.Cmd {
+	dir := t.TempDir()
+	for id, r := range results {
+		b, err := json.Marshal(r)
+		assert.NilError(t, err)
+		assert.NilError(t, os.WriteFile(filepath.Join(dir, id+".json"), b, 0o644))
+	}
+	return func(ctx context.Context, defect string) *exec.Cmd {
+		if contains(hang, defect) {
+			return exec.CommandContext(ctx, "sleep", "60")
+		}
+		return exec.CommandContext(ctx, "cat", filepath.Join(dir, defect+".json"))
+	}
+}
+
+func TestRunnerGateAndExitCodes(t *testing.T) {
+	p := predictions(t, nil)
+	ok := result([]string{"wall_timeout"})
+	results := map[string]*WorkerResult{"": result(nil)}
+	for _, d := range All {
+		results[string(d.ID)] = ok
+	}
+	run := func(failOn string, hang ...string) *report.Mutation {
+		r := &Runner{Worker: fakeWorkers(t, results, hang...), Predictions: p, Jobs: 4, Timeout: 2 * time.Second, FailOn: failOn}
+		m, err := r.Run(context.Background())
+		assert.NilError(t, err)
+		return m
+	}
+
+	m := run(FailOnEscape)
+	assert.Check(t, is.Equal(m.Gate, "pass"))
+	assert.Check(t, is.Equal(ExitCode(m), 0))
+	assert.Check(t, is.Equal(m.Summary.Exact, 29))
+	assert.Check(t, is.Equal(m.Defects[0].ID, string(All[0].ID)), "defects come back in registry order")
+
+	results[string(CapsKept)] = result(nil) // escapes, unpredicted
+	results[string(NoNetNS)] = result([]string{"wall_timeout", "file_links"})
+	m = run(FailOnEscape)
+	assert.Check(t, is.Equal(ExitCode(m), 2))
+	assert.Check(t, is.Equal(m.Summary.Escaped, 1))
+	assert.Check(t, is.Equal(m.Summary.Unexpected, 2))
+	assert.Check(t, is.Equal(ExitCode(run(FailOnNever)), 0))
+
+	results[string(CapsKept)] = ok
+	assert.Check(t, is.Equal(ExitCode(run(FailOnEscape)), 0), "an extra failure is not an escape")
+	assert.Check(t, is.Equal(ExitCode(run(FailOnAny)), 3))
+
+	m = run(FailOnEscape, string(NoSweep))
+	d := m.Defects[indexOf(NoSweep)]
+	assert.Check(t, is.Equal(d.Outcome, OutcomeHung))
+	assert.Check(t, is.Contains(d.Error, "no verdict within 2s"))
+	assert.Check(t, is.Equal(ExitCode(m), 2), "a hung defect was never shown caught")
+
+	results[""] = result([]string{"file_links"})
+	m = run(FailOnEscape)
+	assert.Check(t, !m.Baseline.OK)
+	assert.Check(t, is.Len(m.Defects, 0), "no defect runs on a broken baseline")
+	assert.Check(t, is.Contains(strings.Join(m.Baseline.Problems, "; "), "check file_links fails on the correct sandbox"))
+	assert.Check(t, is.Equal(ExitCode(m), 4))
+}
+
+func indexOf(id ID) int {
+	for i, d := range All {
+		if d.ID == id {
+			return i
+		}
+	}
+	panic(fmt.Sprint("no defect ", id))
+}
