@@ -31,6 +31,12 @@ func preset(n int, tweaks ...func(*sandbox.Policy)) sandbox.Policy {
 // noCPULimit takes the CPU limit away.
 func noCPULimit(p *sandbox.Policy) { p.Limits.CPU, p.Limits.CPUHard = 0, 0 }
 
+// cpuBound is the wall clock for runs that only a CPU limit should stop:
+// 3 s of CPU can take 9 s of wall time when the mutation run keeps both
+// cores busy with several such loops; twice that leaves room. It costs
+// time only when the CPU limit is broken.
+const cpuBound = 20 * time.Second
+
 // timeLimits sets the wall clock and the watchdog to d.
 func timeLimits(d time.Duration) func(*sandbox.Policy) {
 	return func(p *sandbox.Policy) { p.Limits.Wall, p.Watchdog = d, d }
@@ -144,6 +150,51 @@ func sample(tok string, interval time.Duration, fn func(now time.Time, procs []p
 func (s *sampler) Stop() {
 	close(s.stop)
 	<-s.done
+}
+
+// forkBomb forks 40 children that sleep, and keeps trying when fork
+// fails, as bombs do.
+const forkBomb = `
+import os, time
+n = 0
+while n < 40:
+    try:
+        pid = os.fork()
+    except OSError:
+        time.sleep(0.01)
+        continue
+    if pid == 0:
+        time.sleep(10)
+        os._exit(0)
+    n += 1
+time.sleep(10)
+`
+
+// peakOf samples the program's processes tagged with tok (not the
+// sandbox's init, which has not become the program yet) while a run goes
+// on, and keeps the largest value measure gives for one of them. The
+// returned function stops sampling and returns that value (0: the host
+// never saw the program).
+func peakOf(tok string, measure func(pid int) int) (stop func() int) {
+	var mu sync.Mutex
+	peak := 0
+	w := sample(tok, 10*time.Millisecond, func(_ time.Time, procs []procfs.Proc) {
+		for _, pr := range procs {
+			if pr.Comm != "python3" {
+				continue
+			}
+			v := measure(pr.PID)
+			mu.Lock()
+			peak = max(peak, v)
+			mu.Unlock()
+		}
+	})
+	return func() int {
+		w.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
+	}
 }
 
 // statusField reads one field of /proc/PID/status ("" if gone).

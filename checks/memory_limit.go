@@ -3,13 +3,10 @@ package checks
 import (
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
-	"sandboxlab/sandbox/procfs"
 )
 
 var memoryLimit = &Check{
@@ -22,18 +19,9 @@ var memoryLimit = &Check{
 		// The host watches the program's peak address space while it
 		// runs; the program lingers a moment after its attempt so that
 		// a successful allocation cannot hide between two samples.
-		var mu sync.Mutex
-		peak := 0
-		w := sample(tok, 10*time.Millisecond, func(_ time.Time, procs []procfs.Proc) {
-			for _, pr := range procs {
-				if pr.Comm != "python3" {
-					continue // the sandbox's init, before it execs the program
-				}
-				kb, _ := strconv.Atoi(strings.TrimSuffix(statusField(pr.PID, "VmPeak"), " kB"))
-				mu.Lock()
-				peak = max(peak, kb)
-				mu.Unlock()
-			}
+		stop := peakOf(tok, func(pid int) int {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(statusField(pid, "VmPeak"), " kB"))
+			return kb
 		})
 		res := t.runPython(p, sandbox.Command{Dir: t.ownedDir("app")}, `
 import time
@@ -42,8 +30,7 @@ try:
 finally:
     time.sleep(0.3)
 `, tok)
-		w.Stop()
-		peakMiB := peak >> 10
+		peakMiB := stop() >> 10
 		assert.Check(t, peakMiB > 0, "the host never saw the program running")
 		assert.Check(t, int64(peakMiB)<<20 <= p.Limits.AddressSpace, "the program reached %d MiB of address space; the limit is %d MiB", peakMiB, p.Limits.AddressSpace>>20)
 		assert.Check(t, res.OOM, "the result does not flag memory (oom=false; reason %s, exit %d)", res.Reason, res.ExitCode)

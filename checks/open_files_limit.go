@@ -4,13 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"time"
 
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
-	"sandboxlab/sandbox/procfs"
 )
 
 var openFilesLimit = &Check{
@@ -22,17 +19,9 @@ var openFilesLimit = &Check{
 		tok := t.tagged()
 		// The host counts the program's descriptors in /proc while it
 		// holds as many as it could open.
-		var mu sync.Mutex
-		most := 0
-		w := sample(tok, 10*time.Millisecond, func(_ time.Time, procs []procfs.Proc) {
-			for _, pr := range procs {
-				fds, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pr.PID), "fd"))
-				if err == nil {
-					mu.Lock()
-					most = max(most, len(fds))
-					mu.Unlock()
-				}
-			}
+		stop := peakOf(tok, func(pid int) int {
+			fds, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+			return len(fds)
 		})
 		t.runPython(p, sandbox.Command{Dir: t.ownedDir("app")}, `
 import time
@@ -43,7 +32,7 @@ try:
 finally:
     time.sleep(0.4)
 `, tok)
-		w.Stop()
+		most := stop()
 		assert.Check(t, most > 0, "the host never saw the program's descriptors")
 		assert.Check(t, most <= p.Limits.OpenFiles, "the program held %d descriptors; the limit is %d", most, p.Limits.OpenFiles)
 		assert.Check(t, most >= p.Limits.OpenFiles-8, "the program held only %d descriptors: the check did not reach the limit", most)

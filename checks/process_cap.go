@@ -37,22 +37,7 @@ var processCap = &Check{
 			}
 			over = max(over, now.Sub(since))
 		})
-		// A bomb that keeps trying when fork fails, as bombs do.
-		res := t.runPython(p, sandbox.Command{}, `
-import os, time
-n = 0
-while n < 40:
-    try:
-        pid = os.fork()
-    except OSError:
-        time.sleep(0.01)
-        continue
-    if pid == 0:
-        time.sleep(10)
-        os._exit(0)
-    n += 1
-time.sleep(10)
-`, tok)
+		res := t.runPython(p, sandbox.Command{}, forkBomb, tok)
 		w.Stop()
 		left := alive(tok)
 		assert.Check(t, res.Reason == sandbox.ReasonProcesses, "the run was not stopped for its processes: it ended with %s after %v", res.Reason, res.Wall.Round(time.Millisecond))

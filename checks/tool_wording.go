@@ -2,7 +2,6 @@ package checks
 
 import (
 	"strings"
-	"time"
 
 	"gotest.tools/v3/assert"
 
@@ -17,21 +16,6 @@ var toolWording = &Check{
 	Body: func(t *T) {
 		// Each stop is a real one, made at the lowest level that has its
 		// mechanism; what the check reads is the reply the model would.
-		bomb := `
-import os, time
-n = 0
-while n < 40:
-    try:
-        pid = os.fork()
-    except OSError:
-        time.sleep(0.01)
-        continue
-    if pid == 0:
-        time.sleep(10)
-        os._exit(0)
-    n += 1
-time.sleep(10)
-`
 		cases := []struct {
 			reason sandbox.Reason
 			says   string // the phrase only this reason's reply holds
@@ -40,9 +24,9 @@ time.sleep(10)
 			code   string
 		}{
 			{sandbox.ReasonTimeout, "time limit", preset(1), 0, "import time\ntime.sleep(30)"},
-			{sandbox.ReasonCPU, "CPU limit", preset(1, timeLimits(10*time.Second)), 0, "while True: pass"},
+			{sandbox.ReasonCPU, "CPU limit", preset(1, timeLimits(cpuBound)), 0, "while True: pass"},
 			{sandbox.ReasonMemory, "out of memory", preset(1), 0, "b = bytearray(512 << 20)"},
-			{sandbox.ReasonProcesses, "too many processes", preset(3), 0, bomb},
+			{sandbox.ReasonProcesses, "too many processes", preset(3), 0, forkBomb},
 			{sandbox.ReasonRefused, "not run", preset(2), 1 << 20, "print('hello')"},
 		}
 		var worded []string
