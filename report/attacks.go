@@ -7,14 +7,27 @@ import (
 )
 
 // Tables renders the attack matrix: one row per attack, one column per
-// level ("escaped" or "stopped (mechanism)"), the first level that stops
-// each attack, and a line saying who ran it.
+// level ("escaped" or the mechanism that stopped it), the first level that stops
+// each attack and, when known, the level expected to; then a line saying
+// who ran it and the evidence of every unexpected escape.
 func (a *Attacks) Tables(w io.Writer, md bool) error {
+	p := &printer{w: w, md: md}
+	a.matrix(p)
+	return p.err
+}
+
+// matrix writes the matrix and its notes (also the baseline part of the
+// mutation report).
+func (a *Attacks) matrix(p *printer) {
+	expected := len(a.Expected) > 0
 	header := []string{"attack"}
 	for _, l := range a.Levels {
 		header = append(header, "L"+strconv.Itoa(l))
 	}
 	header = append(header, "first stop")
+	if expected {
+		header = append(header, "expected")
+	}
 	rows := make([][]string, 0, len(a.Attacks))
 	for _, at := range a.Attacks {
 		row := []string{at}
@@ -23,34 +36,54 @@ func (a *Attacks) Tables(w io.Writer, md bool) error {
 			switch {
 			case !ok:
 				row = append(row, "not run")
+			case a.UnexpectedEscape(c):
+				row = append(row, "ESCAPED")
 			case c.Escaped:
 				row = append(row, "escaped")
 			default:
-				row = append(row, "stopped ("+c.StoppedBy+")")
+				row = append(row, c.StoppedBy)
 			}
 		}
 		first := "never"
 		if l, ok := a.FirstStopped[at]; ok && l >= 0 {
 			first = "L" + strconv.Itoa(l)
 		}
-		rows = append(rows, append(row, first))
+		row = append(row, first)
+		if expected {
+			want := "-"
+			if l, ok := a.Expected[at]; ok {
+				want = "L" + strconv.Itoa(l)
+			}
+			row = append(row, want)
+		}
+		rows = append(rows, row)
 	}
-	if err := table(w, md, header, rows); err != nil {
-		return err
-	}
-	sep := "\n"
-	if md {
-		sep = "\n\n"
-	}
+	p.table(header, rows)
 	defect := ""
 	if a.Defect != "" {
 		defect = " with defect " + a.Defect
 	}
-	who := fmt.Sprintf("harness uid %d", a.Identity.UID)
-	if a.Identity.Root {
-		who += " (root)"
+	bad := a.UnexpectedEscapes()
+	legend, unexpected := "", ""
+	if expected {
+		legend = "; ESCAPED marks an escape at or above the level expected to stop the attack"
+		unexpected = fmt.Sprintf(", %d of them unexpected", len(bad))
 	}
-	_, err := fmt.Fprintf(w, "%s%d of %d cells escaped%s (%s, programs ran as host uid %d)\n",
-		sep, len(a.Escaped()), len(a.Cells), defect, who, a.Identity.ProgramUID)
-	return err
+	p.printf("A cell names what stopped the attack at that level, or says escaped%s.\n", legend)
+	p.printf("%d of %d cells escaped%s%s (%s).\n", len(a.Escaped()), len(a.Cells), defect, unexpected, a.Identity.who())
+	if len(bad) > 0 {
+		p.printf("\nUnexpected escapes:\n%s", para(p.md))
+		for _, c := range bad {
+			p.printf("- %s: %s\n", c.Name(), c.Evidence)
+		}
+	}
+}
+
+// para separates paragraphs: a blank line in markdown, where a single
+// newline would join them, and nothing in text.
+func para(md bool) string {
+	if md {
+		return "\n"
+	}
+	return ""
 }

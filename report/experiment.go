@@ -1,9 +1,9 @@
 package report
 
 import (
-	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // Experiment is the report of one experiment of the course notes: a few
@@ -12,7 +12,8 @@ type Experiment struct {
 	// ID names the experiment on the command line (cpu-quirk, nproc, layer-hiding).
 	ID string `json:"id"`
 	// Title says what it asks.
-	Title    string   `json:"title"`
+	Title string `json:"title"`
+	// Identity says who measured it.
 	Identity Identity `json:"identity"`
 	// Rows are the measured cases.
 	Rows []ExperimentRow `json:"rows"`
@@ -28,29 +29,31 @@ type ExperimentRow struct {
 	Outcome string `json:"outcome"`
 	// Value is the figure measured, in Unit.
 	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
+	// Unit names what Value counts ("s CPU", "survivors").
+	Unit string `json:"unit"`
 }
 
-// Tables renders the experiment as one table and its finding.
+// Tables renders the experiment as its title, one table of figures and
+// its finding.
 func (e *Experiment) Tables(w io.Writer, md bool) error {
-	if md {
-		fmt.Fprintf(w, "### %s\n\n", e.Title)
-	} else {
-		fmt.Fprintf(w, "%s\n", e.Title)
-	}
+	p := &printer{w: w, md: md}
+	e.tables(p)
+	return p.err
+}
+
+func (e *Experiment) tables(p *printer) {
+	p.subheading(e.Title)
 	rows := make([][]string, len(e.Rows))
 	for i, r := range e.Rows {
-		rows[i] = []string{r.Case, r.Outcome, strconv.FormatFloat(r.Value, 'f', -1, 64) + " " + r.Unit}
+		rows[i] = []string{r.Case, r.Outcome, r.measured()}
 	}
-	if err := table(w, md, []string{"case", "outcome", "measured"}, rows); err != nil {
-		return err
-	}
-	sep := "\n"
-	if md {
-		sep = "\n\n"
-	}
-	_, err := fmt.Fprintf(w, "%s%s (harness uid %d, program uid %d)\n", sep, e.Finding, e.Identity.UID, e.Identity.ProgramUID)
-	return err
+	p.table([]string{"case", "outcome", "measured"}, rows)
+	p.printf("%s\n%sMeasured with %s.\n", e.Finding, para(p.md), e.Identity.who())
+}
+
+// measured is the row's figure with its unit.
+func (r ExperimentRow) measured() string {
+	return strings.TrimSpace(strconv.FormatFloat(r.Value, 'f', -1, 64) + " " + r.Unit)
 }
 
 // Experiments is several experiments in one report.
@@ -58,13 +61,12 @@ type Experiments []*Experiment
 
 // Tables renders each experiment in turn.
 func (es Experiments) Tables(w io.Writer, md bool) error {
+	p := &printer{w: w, md: md}
 	for i, e := range es {
 		if i > 0 {
-			fmt.Fprintln(w)
+			p.printf("\n")
 		}
-		if err := e.Tables(w, md); err != nil {
-			return err
-		}
+		e.tables(p)
 	}
-	return nil
+	return p.err
 }

@@ -35,12 +35,15 @@ type Check struct {
 
 // Checks is the report of 'sandboxlab check'.
 type Checks struct {
+	// Identity says who ran the checks.
 	Identity Identity `json:"identity"`
 	// Defect is the planted defect that was active ("" for the correct sandbox).
-	Defect string  `json:"defect,omitempty"`
+	Defect string `json:"defect,omitempty"`
+	// Checks are the verdicts, in the order they ran.
 	Checks []Check `json:"checks"`
-	Passed int     `json:"passed"`
-	Failed int     `json:"failed"`
+	// Passed and Failed count the verdicts (see Tally).
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
 }
 
 // Tally fills Passed and Failed from Checks.
@@ -68,15 +71,18 @@ func (c *Checks) FailedIDs() []string {
 
 // Cell is one attack at one level.
 type Cell struct {
+	// Attack is the attack's id.
 	Attack string `json:"attack"`
-	Level  int    `json:"level"`
+	// Level is the preset it ran under.
+	Level int `json:"level"`
 	// Escaped is true when the host saw the attack's evidence.
 	Escaped bool `json:"escaped"`
 	// StoppedBy names the mechanism that stopped it ("" when it escaped).
 	StoppedBy string `json:"stopped_by"`
 	// Evidence says briefly what the host saw.
 	Evidence string `json:"evidence"`
-	MS       int64  `json:"ms"`
+	// MS is how long the cell took, in milliseconds.
+	MS int64 `json:"ms"`
 }
 
 // Name is the cell's id as predictions.yaml writes it: attack@L<n>.
@@ -89,8 +95,10 @@ func CellName(attack string, level int) string {
 
 // Attacks is the report of 'sandboxlab attack': the attack × level matrix.
 type Attacks struct {
+	// Identity says who ran the matrix: root can mount at L0–L2.
 	Identity Identity `json:"identity"`
-	Defect   string   `json:"defect,omitempty"`
+	// Defect is the planted defect that was active ("" for the correct sandbox).
+	Defect string `json:"defect,omitempty"`
 	// Attacks and Levels give the matrix's rows and columns, in order.
 	Attacks []string `json:"attacks"`
 	Levels  []int    `json:"levels"`
@@ -98,6 +106,12 @@ type Attacks struct {
 	// FirstStopped maps each attack to the first level that stopped it
 	// and every level above (-1: none of the levels run).
 	FirstStopped map[string]int `json:"first_stopped"`
+	// Expected maps each attack to the first level expected to stop it on
+	// the correct sandbox (DESIGN.md's table). A cell that escapes at or
+	// above that level is an unexpected escape: JUnit fails it and the
+	// tables mark it. Nil when the producer did not say: then no cell is
+	// judged.
+	Expected map[string]int `json:"expected,omitempty"`
 }
 
 // Cell returns the cell for attack at level, if it was run.
@@ -136,4 +150,24 @@ func (a *Attacks) Escaped() []string {
 		}
 	}
 	return names
+}
+
+// UnexpectedEscape reports whether c escaped at or above the first level
+// expected to stop its attack. Without an expectation for the attack it is
+// false: nothing to judge against.
+func (a *Attacks) UnexpectedEscape(c Cell) bool {
+	want, ok := a.Expected[c.Attack]
+	return ok && c.Escaped && c.Level >= want
+}
+
+// UnexpectedEscapes returns the cells that escaped at or above the level
+// expected to stop them, in report order.
+func (a *Attacks) UnexpectedEscapes() []Cell {
+	var out []Cell
+	for _, c := range a.Cells {
+		if a.UnexpectedEscape(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -11,12 +11,14 @@ import (
 // planted defect's run diffed against its prediction, the summary and the
 // gate.
 type Mutation struct {
+	// Identity says who ran the harness.
 	Identity Identity `json:"identity"`
 	// Baseline is the run of the correct sandbox.
 	Baseline Baseline `json:"baseline"`
 	// Defects are the planted defects, in registry order.
 	Defects []Defect `json:"defects"`
-	Summary Summary  `json:"summary"`
+	// Summary counts the defects by outcome (see Tally).
+	Summary Summary `json:"summary"`
 	// FailOn is the gate's policy: escape, any or never.
 	FailOn string `json:"fail_on"`
 	// Gate is "pass" or "fail".
@@ -35,17 +37,21 @@ type Baseline struct {
 	OK bool `json:"ok"`
 	// Problems says what is wrong with a broken baseline.
 	Problems []string `json:"problems"`
-	Checks   *Checks  `json:"checks"`
-	Attacks  *Attacks `json:"attacks"`
+	// Checks and Attacks are the correct sandbox's results.
+	Checks  *Checks  `json:"checks"`
+	Attacks *Attacks `json:"attacks"`
 	// Expected is the first stopping level of each attack, from the
 	// predictions file.
 	Expected map[string]int `json:"expected"`
-	MS       int64          `json:"ms"`
+	// MS is how long the baseline run took.
+	MS int64 `json:"ms"`
 }
 
 // Defect is one planted defect's run, diffed against its prediction.
 type Defect struct {
-	ID      string `json:"id"`
+	// ID is the defect's stable id.
+	ID string `json:"id"`
+	// Summary says in one line what the defective sandbox does wrong.
 	Summary string `json:"summary"`
 	// Site is the file holding the planted site.
 	Site string `json:"site"`
@@ -71,13 +77,16 @@ type Defect struct {
 	UnexpectedEscape bool `json:"unexpected_escape"`
 	// Error says why a hung or failed run gave no verdict.
 	Error string `json:"error,omitempty"`
-	MS    int64  `json:"ms"`
+	// MS is how long the defect's worker ran.
+	MS int64 `json:"ms"`
 }
 
 // Known is a divergence the predictions file records as understood.
 type Known struct {
+	// Outcome is the divergence expected instead of the prediction.
 	Outcome string `json:"outcome"`
-	Why     string `json:"why"`
+	// Why explains it.
+	Why string `json:"why"`
 }
 
 // Caught reports whether some check failed with the defect on.
@@ -87,8 +96,11 @@ func (d *Defect) Caught() bool {
 
 // Summary counts the defects by outcome.
 type Summary struct {
-	Defects   int `json:"defects"`
-	Caught    int `json:"caught"`
+	// Defects counts the defects run.
+	Defects int `json:"defects"`
+	// Caught counts those some check failed for.
+	Caught int `json:"caught"`
+	// The rest count the defects by outcome.
 	Escaped   int `json:"escaped"`
 	Exact     int `json:"exact"`
 	TooWide   int `json:"too_wide"`
@@ -133,47 +145,88 @@ func (m *Mutation) Tally() {
 	m.Summary = s
 }
 
-// Tables renders the summary, the per-defect table and the baseline.
+// summaryHeader heads the summary table; CrossCheck finds the table by it.
+var summaryHeader = []string{"defects", "caught", "escaped", "exact", "too wide", "extra", "different", "hung", "unexpected", "gate"}
+
+// Tables renders the mutation report for people: the summary with the
+// notes' headline figures, the per-defect table (predicted against failed,
+// the outcome and why), and the baseline with its attack matrix.
 func (m *Mutation) Tables(w io.Writer, md bool) error {
-	h := heading(w, md)
+	p := &printer{w: w, md: md}
 	s := m.Summary
-	h("Mutation run")
+	p.heading("Mutation run")
 	if !m.Baseline.OK {
-		fmt.Fprintf(w, "The baseline is broken, so no defect was run:\n")
-		for _, p := range m.Baseline.Problems {
-			fmt.Fprintf(w, "- %s\n", p)
+		p.printf("The baseline is broken, so no defect was run:\n%s", para(md))
+		for _, prob := range m.Baseline.Problems {
+			p.printf("- %s\n", prob)
 		}
-		fmt.Fprintln(w)
+		p.printf("\n")
 	}
-	if err := table(w, md, []string{"defects", "caught", "escaped", "exact", "too wide", "extra", "different", "hung", "unexpected", "gate"},
-		[][]string{{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), m.Gate}}); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s%s (--fail-on %s; %d defects at a time; %.0f s; harness uid %d, program uid %d)\n",
-		para(md), gateSentence(m), m.FailOn, m.Jobs, float64(m.MS)/1000, m.Identity.UID, m.Identity.ProgramUID)
+	p.table(summaryHeader,
+		[][]string{{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), m.Gate}})
 	if len(m.Defects) > 0 {
-		h("Defects")
+		p.printf("- %d of %d defects caught; %d failed exactly the checks predicted.\n", s.Caught, s.Defects, s.Exact)
+		for _, o := range []struct{ outcome, words string }{
+			{"escaped", "escaped (no check failed)"},
+			{"too_wide", "prediction too wide"},
+			{"extra", "an extra failure"},
+			{"different", "different checks failed"},
+			{"hung", "hung (no verdict)"},
+			{"error", "failed to run (no verdict)"},
+		} {
+			var ids []string
+			for _, d := range m.Defects {
+				if d.Outcome == o.outcome {
+					ids = append(ids, d.ID+" ("+yesNo(len(d.Unexpected) > 0, "UNEXPECTED", "known")+")")
+				}
+			}
+			if len(ids) > 0 {
+				p.printf("- %s: %s\n", o.words, strings.Join(ids, ", "))
+			}
+		}
+		var opened []string
+		for _, d := range m.Defects {
+			if len(d.EscapedAttacks) > 0 {
+				opened = append(opened, d.ID)
+			}
+		}
+		p.printf("- %d of %d defects let attack cells through that the correct sandbox stops.\n", len(opened), s.Defects)
+		p.printf("\n")
+	}
+	p.printf("%s (--fail-on %s; %d %s at a time; %.0f s; %s).\n",
+		gateSentence(m), m.FailOn, m.Jobs, yesNo(m.Jobs == 1, "defect", "defects"), float64(m.MS)/1000, m.Identity.who())
+	if len(m.Defects) > 0 {
+		p.printf("\n")
+		p.heading("Defects")
 		rows := make([][]string, 0, len(m.Defects))
 		for _, d := range m.Defects {
-			rows = append(rows, []string{d.ID, list(d.PredictedChecks), list(d.FailedChecks), d.Outcome, cells(d.EscapedAttacks), note(d)})
+			rows = append(rows, []string{d.ID, list(d.PredictedChecks), list(d.FailedChecks), d.Outcome,
+				cells(d.PredictedAttacks), cells(d.EscapedAttacks), note(d)})
 		}
-		if err := table(w, md, []string{"defect", "predicted to fail", "failed", "outcome", "new attack escapes", "why"}, rows); err != nil {
-			return err
-		}
+		p.table([]string{"defect", "predicted to fail", "failed", "outcome", "predicted attack escapes", "attack escapes", "why"}, rows)
+		p.printf("Attack escapes are the cells that escaped with the defect on and are stopped on the correct sandbox.\n")
 	}
-	h("Baseline")
+	p.printf("\n")
+	p.heading("Baseline")
 	if c := m.Baseline.Checks; c != nil {
-		fmt.Fprintf(w, "Checks on the correct sandbox: %d passed, %d failed.%s", c.Passed, c.Failed, para(md))
+		p.printf("Checks on the correct sandbox: %d passed, %d failed (%.0f s for the checks and the matrix).\n", c.Passed, c.Failed, float64(m.Baseline.MS)/1000)
 	}
 	if a := m.Baseline.Attacks; a != nil {
-		return a.Tables(w, md)
+		if len(a.Expected) == 0 && len(m.Baseline.Expected) > 0 {
+			withExpected := *a // the predictions' baseline is the expectation here
+			withExpected.Expected = m.Baseline.Expected
+			a = &withExpected
+		}
+		p.printf("\n")
+		p.subheading("Attack matrix on the correct sandbox")
+		a.matrix(p)
 	}
-	return nil
+	return p.err
 }
 
 func gateSentence(m *Mutation) string {
-	if m.Gate == "pass" {
-		return "The gate holds: every result is predicted or known."
+	if !m.Baseline.OK {
+		return "The gate fails: the baseline is broken"
 	}
 	var ids []string
 	for _, d := range m.Defects {
@@ -181,10 +234,15 @@ func gateSentence(m *Mutation) string {
 			ids = append(ids, d.ID)
 		}
 	}
-	if !m.Baseline.OK {
-		return "The gate fails: the baseline is broken."
+	switch {
+	case m.Gate != "pass":
+		return "The gate fails: unexpected results for " + strings.Join(ids, ", ")
+	case len(ids) == 0:
+		return "The gate holds: every result is predicted or known"
+	case m.Summary.UnexpectedEscapes > 0:
+		return "The gate holds only because it is off: unexpected results for " + strings.Join(ids, ", ")
 	}
-	return "The gate fails: unexpected results for " + strings.Join(ids, ", ") + "."
+	return "The gate holds: no unexpected escape, but unexpected results for " + strings.Join(ids, ", ")
 }
 
 // note says why a defect's result is what it is: the unexpected first,
@@ -197,7 +255,7 @@ func note(d Defect) string {
 	if d.Known != nil {
 		parts = append(parts, "known "+d.Known.Outcome+": "+d.Known.Why)
 	}
-	if d.Error != "" {
+	if d.Error != "" && len(d.Unexpected) == 0 {
 		parts = append(parts, d.Error)
 	}
 	return strings.Join(parts, "; ")
@@ -249,27 +307,3 @@ func cells(cs []string) string {
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
-
-// para separates paragraphs: a blank line in markdown, a newline in text.
-func para(md bool) string {
-	if md {
-		return "\n\n"
-	}
-	return "\n"
-}
-
-// heading returns a function writing a section heading.
-func heading(w io.Writer, md bool) func(string) {
-	first := true
-	return func(title string) {
-		if !first {
-			fmt.Fprintln(w)
-		}
-		first = false
-		if md {
-			fmt.Fprintf(w, "## %s\n\n", title)
-		} else {
-			fmt.Fprintf(w, "%s\n%s\n", title, strings.Repeat("=", len(title)))
-		}
-	}
-}

@@ -1,9 +1,13 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -14,14 +18,31 @@ import (
 // Format is an output format.
 type Format string
 
+// The output formats. Every report renders in each of them, from the same
+// model, so they carry the same facts.
 const (
-	Text     Format = "text"
+	// Text is box-drawn tables for a terminal.
+	Text Format = "text"
+	// Markdown is tables ready to paste into a page (GitHub-flavoured).
 	Markdown Format = "markdown"
-	JSON     Format = "json"
+	// JSON is the result model itself, indented.
+	JSON Format = "json"
+	// JUnit is JUnit XML as CI systems read it.
+	JUnit Format = "junit"
 )
 
-// Formats lists the formats every report can be written in.
-var Formats = []Format{Text, Markdown, JSON}
+// Formats lists the formats every report can be written in, in the order
+// --out writes them.
+var Formats = []Format{Text, Markdown, JSON, JUnit}
+
+// FormatNames returns the names of Formats, for flag help.
+func FormatNames() []string {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return names
+}
 
 // ParseFormat checks a --format value.
 func ParseFormat(s string) (Format, error) {
@@ -30,17 +51,33 @@ func ParseFormat(s string) (Format, error) {
 			return f, nil
 		}
 	}
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
-		names[i] = string(f)
-	}
-	return "", fmt.Errorf("unknown format %q (want %s)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown format %q (want %s)", s, strings.Join(FormatNames(), ", "))
 }
 
-// Report is anything that renders as tables for people.
+// Ext is the file name extension WriteAll gives the format, without the
+// dot. JUnit files end in .junit.xml because CI globs look for *.xml and
+// people look for "junit".
+func (f Format) Ext() string {
+	switch f {
+	case Text:
+		return "txt"
+	case Markdown:
+		return "md"
+	case JSON:
+		return "json"
+	case JUnit:
+		return "junit.xml"
+	}
+	return string(f)
+}
+
+// Report is one command's result: it renders as tables for people and as
+// JUnit test suites for CI; JSON is the value itself.
 type Report interface {
 	// Tables writes the report as tables, in markdown when md is set.
 	Tables(w io.Writer, md bool) error
+	// JUnit returns the report as JUnit test suites.
+	JUnit() *TestSuites
 }
 
 // Write writes r to w in format f.
@@ -54,11 +91,93 @@ func Write(w io.Writer, f Format, r Report) error {
 		return r.Tables(w, true)
 	case Text:
 		return r.Tables(w, false)
+	case JUnit:
+		return writeJUnit(w, r.JUnit())
 	}
 	return fmt.Errorf("unknown format %q", f)
 }
 
-// table renders one table, as box-drawn text or as markdown.
+func writeJUnit(w io.Writer, s *TestSuites) error {
+	b, err := xml.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding JUnit XML: %w", err)
+	}
+	_, err = fmt.Fprintf(w, "%s%s\n", xml.Header, b)
+	return err
+}
+
+// WriteAll writes r in every format into dir (made if missing), as
+// name.txt, name.md, name.json and name.junit.xml, and returns the paths
+// written. Each file is written under a temporary name and renamed, so a
+// CI step that archives dir never picks up half a report.
+func WriteAll(dir, name string, r Report) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("making the report directory: %w", err)
+	}
+	var paths []string
+	for _, f := range Formats {
+		var buf bytes.Buffer
+		if err := Write(&buf, f, r); err != nil {
+			return paths, fmt.Errorf("rendering %s: %w", f, err)
+		}
+		path := filepath.Join(dir, name+"."+f.Ext())
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+			return paths, fmt.Errorf("writing %s: %w", path, err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return paths, fmt.Errorf("writing %s: %w", path, err)
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+// printer writes to w and keeps the first error, so a renderer can write
+// line after line and check once at the end.
+type printer struct {
+	w   io.Writer
+	md  bool
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+// table writes one table followed by a blank line.
+func (p *printer) table(header []string, rows [][]string) {
+	if p.err == nil {
+		p.err = table(p.w, p.md, header, rows)
+	}
+	p.printf("\n")
+}
+
+// heading writes a section heading: "## title" in markdown, an underlined
+// title in text.
+func (p *printer) heading(title string) {
+	if p.md {
+		p.printf("## %s\n\n", title)
+	} else {
+		p.printf("%s\n%s\n", title, strings.Repeat("=", len([]rune(title))))
+	}
+}
+
+// subheading writes a heading one level below heading.
+func (p *printer) subheading(title string) {
+	if p.md {
+		p.printf("### %s\n\n", title)
+	} else {
+		p.printf("%s\n%s\n", title, strings.Repeat("-", len([]rune(title))))
+	}
+}
+
+// table renders one table, as box-drawn text or as markdown. In markdown a
+// cell's '|' is escaped and a line break becomes <br>: either would
+// otherwise end the cell or the table.
 func table(w io.Writer, md bool, header []string, rows [][]string) error {
 	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -66,11 +185,21 @@ func table(w io.Writer, md bool, header []string, rows [][]string) error {
 	}
 	if md {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
-		for _, r := range rows {
-			for i := range r {
-				r[i] = strings.ReplaceAll(r[i], "|", `\|`)
+		esc := func(cells []string) []string {
+			out := make([]string, len(cells))
+			for i, c := range cells {
+				c = strings.ReplaceAll(c, "|", `\|`)
+				c = strings.ReplaceAll(c, "\r\n", "<br>")
+				out[i] = strings.ReplaceAll(c, "\n", "<br>")
 			}
+			return out
 		}
+		header = esc(header)
+		escaped := make([][]string, len(rows))
+		for i, r := range rows {
+			escaped[i] = esc(r)
+		}
+		rows = escaped
 	}
 	t := tablewriter.NewTable(w, opts...)
 	t.Header(header)
@@ -87,23 +216,38 @@ func yesNo(b bool, yes, no string) string {
 	return no
 }
 
-// Tables renders the checks as one table and a summary line.
+// Tables renders the checks as one table and a summary line. Markdown adds
+// the promise each check tests; the terminal table leaves it out to stay
+// readable, and the check's id names it.
 func (c *Checks) Tables(w io.Writer, md bool) error {
+	p := &printer{w: w, md: md}
 	rows := make([][]string, 0, len(c.Checks))
 	for _, ch := range c.Checks {
-		rows = append(rows, []string{ch.ID, fmt.Sprintf("L%d", ch.Level), yesNo(ch.Passed, "pass", "FAIL"), fmt.Sprintf("%d", ch.MS), ch.Evidence})
+		row := []string{ch.ID}
+		if md {
+			row = append(row, ch.Promise)
+		}
+		row = append(row, fmt.Sprintf("L%d", ch.Level), yesNo(ch.Passed, "pass", "FAIL"), fmt.Sprintf("%d", ch.MS), ch.Evidence)
+		rows = append(rows, row)
 	}
-	if err := table(w, md, []string{"check", "level", "verdict", "ms", "evidence"}, rows); err != nil {
-		return err
-	}
-	sep := "\n"
+	header := []string{"check", "level", "verdict", "ms", "evidence"}
 	if md {
-		sep = "\n\n"
+		header = []string{"check", "promise", "level", "verdict", "ms", "evidence"}
 	}
+	p.table(header, rows)
 	defect := ""
 	if c.Defect != "" {
 		defect = fmt.Sprintf(" with defect %s", c.Defect)
 	}
-	_, err := fmt.Fprintf(w, "%s%d passed, %d failed%s (harness uid %d, program uid %d)\n", sep, c.Passed, c.Failed, defect, c.Identity.UID, c.Identity.ProgramUID)
-	return err
+	p.printf("%d passed, %d failed%s (%s)\n", c.Passed, c.Failed, defect, c.Identity.who())
+	return p.err
+}
+
+// who says who ran a report, in the words every report uses.
+func (id Identity) who() string {
+	s := fmt.Sprintf("harness uid %d", id.UID)
+	if id.Root {
+		s += " (root)"
+	}
+	return s + fmt.Sprintf(", programs ran as host uid %d", id.ProgramUID)
 }

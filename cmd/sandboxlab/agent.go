@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"sandboxlab/checks"
-	"sandboxlab/report"
 )
 
 func init() {
@@ -15,19 +13,16 @@ func init() {
 }
 
 func agentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	names := make([]string, len(report.Formats))
-	for i, f := range report.Formats {
-		names[i] = string(f)
-	}
-	fs := newFlags("agent", "[--format "+strings.Join(names, "|")+"] [--defect ID]",
+	fs := newFlags("agent", formatUsage+" [--defect ID]",
 		"Runs the scripted agent (rules, no model) on four tasks (typo, slow, state, memory) with the\n"+
 			"careful tool and with the naive tool, each task in a fresh level-5 session, then the state\n"+
 			"task once more with a careful tool whose description only says \"run some code\". The agent\n"+
 			"reads only the tool's description and the text of each reply, and gives up after 6 calls.\n"+
-			"Prints the task x tool table (solved in how many calls) and the vague-description result.\n"+
+			"Prints the notes' task x tool table (what goes wrong; solved in how many calls) with the\n"+
+			"vague-description run as its last row; with --format junit each row is a testcase.\n"+
 			"Takes about 5 s: three runs of the slow task wait for the time limit. Exits 0 when the table was\n"+
 			"made, whatever it shows, and 1 when the sandbox could not run the agent's code.", stderr)
-	format := fs.String("format", string(report.Text), "output `FORMAT`: "+strings.Join(names, ", "))
+	out := outputFlags(fs, "agent")
 	defect := defectFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -36,9 +31,8 @@ func agentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "sandboxlab agent: unexpected argument %q (sandboxlab agent --help)\n", fs.Arg(0))
 		return exitInternal
 	}
-	f, err := report.ParseFormat(*format)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandboxlab agent: --format: %v\n", err)
+	if err := out.check(); err != nil {
+		fmt.Fprintf(stderr, "sandboxlab agent: %v\n", err)
 		return exitInternal
 	}
 	if !enableDefect(*defect, stderr) {
@@ -49,7 +43,7 @@ func agentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "sandboxlab agent: %v\n", err)
 		return exitInternal
 	}
-	if err := report.Write(stdout, f, rep); err != nil {
+	if err := out.write(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "sandboxlab agent: %v\n", err)
 		return exitInternal
 	}

@@ -17,17 +17,19 @@ func init() {
 }
 
 func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("attack", "[--only ID,...] [--levels 0-5] [--format text|markdown|json] [--defect ID]",
+	fs := newFlags("attack", "[--only ID,...] [--levels 0-5] "+formatUsage+" [--defect ID]",
 		"Runs each attack program (Python, through the sandbox as agent code is run) at each level\n"+
 			"and judges it from evidence on the host, never from the program's word. Prints one row per\n"+
-			"attack, one column per level (escaped, or stopped and by what) and the first level that\n"+
-			"stops it. Cells run one at a time; everything a cell started is removed after it. Exits 0\n"+
-			"when the matrix ran, whatever it says, and 1 on a usage or internal error.\n\n"+
+			"attack, one column per level (escaped, or what stopped it), the first level that stops it and\n"+
+			"the level expected to; ESCAPED marks an escape at or above that level, and with --format junit\n"+
+			"such a cell is a failed testcase. Cells run one at a time; everything a cell started is removed\n"+
+			"after it. Progress (one line per cell) goes to stderr on a terminal. Exits 0 when the matrix\n"+
+			"ran, whatever it says, and 1 on a usage or internal error.\n\n"+
 			"attacks (first level that stops each on the correct sandbox: what makes it an escape):\n"+
 			attackList(), stderr)
 	only := fs.String("only", "", "run only the attacks `ID,...` (default: all)")
 	levels := fs.String("levels", fmt.Sprintf("0-%d", sandbox.Levels-1), "run only the `LEVELS`: levels and ranges, such as 0-5, 3 or 0,4-5")
-	format := formatFlag(fs)
+	out := outputFlags(fs, "attack")
 	defect := defectFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -36,12 +38,12 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "sandboxlab attack: unexpected argument %q (sandboxlab attack --help)\n", fs.Arg(0))
 		return exitInternal
 	}
-	f, err := report.ParseFormat(*format)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandboxlab attack: --format: %v\n", err)
+	if err := out.check(); err != nil {
+		fmt.Fprintf(stderr, "sandboxlab attack: %v\n", err)
 		return exitInternal
 	}
 	opts := attacks.Options{}
+	var err error
 	if opts.Only, err = attacks.ParseOnly(*only); err != nil {
 		fmt.Fprintf(stderr, "sandboxlab attack: --only: %v\n", err)
 		return exitInternal
@@ -53,13 +55,26 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if !enableDefect(*defect, stderr) {
 		return exitInternal
 	}
-	if p := newProgress(stderr); p.on {
+	if p := out.progress(stderr); p.on {
+		unique := map[string]bool{}
+		for _, id := range opts.Only {
+			unique[id] = true
+		}
+		rows, levels := len(unique), len(opts.Levels)
+		if rows == 0 {
+			rows = len(attacks.All())
+		}
+		if levels == 0 {
+			levels = sandbox.Levels
+		}
+		done := 0
 		opts.Progress = func(c report.Cell) {
+			done++
 			verdict := "escaped"
 			if !c.Escaped {
 				verdict = "stopped (" + c.StoppedBy + ")"
 			}
-			p.line("%-22s %s  %d ms", c.Name(), verdict, c.MS)
+			p.line("%s %-22s %s  %d ms", counter(done, rows*levels), c.Name(), verdict, c.MS)
 		}
 	}
 	rep, err := attacks.Run(ctx, opts)
@@ -70,11 +85,26 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "sandboxlab attack: %v\n", err)
 		return exitInternal
 	}
-	if err := report.Write(stdout, f, rep); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab attack: writing the report: %v\n", err)
+	if rep.Expected == nil {
+		rep.Expected = expectedFirstStops()
+	}
+	if err := out.write(stdout, rep); err != nil {
+		fmt.Fprintf(stderr, "sandboxlab attack: %v\n", err)
 		return exitInternal
 	}
 	return exitOK
+}
+
+// expectedFirstStops is the first level expected to stop each attack on
+// the correct sandbox, from the attacks' own registry, for a report whose
+// producer left Expected empty: with it JUnit fails an escape at or above
+// that level, and the matrix marks it.
+func expectedFirstStops() map[string]int {
+	out := map[string]int{}
+	for _, a := range attacks.All() {
+		out[a.ID] = a.FirstStop
+	}
+	return out
 }
 
 // attackList describes every attack for --help.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"sandboxlab/checks"
 	"sandboxlab/report"
@@ -15,12 +16,13 @@ func init() {
 }
 
 func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("experiment", "cpu-quirk|nproc|layer-hiding|all [--format text|markdown|json]",
+	fs := newFlags("experiment", "cpu-quirk|nproc|layer-hiding|all "+formatUsage,
 		"cpu-quirk     a busy loop under a 2 s CPU limit: no namespace, as PID 1, and as PID 1 with the soft limit only\n"+
 			"nproc         RLIMIT_NPROC=5 as root in a user namespace with a 0→0 map (deliberately), then the monitor\n"+
 			"layer-hiding  the tree-kill check with a leader-only timeout, with the CPU limit on and off\n\n"+
-			"Each prints the figures it measured. Exits 0 when the experiment ran, 1 otherwise.", stderr)
-	format := formatFlag(fs)
+			"Each prints the figures it measured; with --format junit each measured case is a testcase.\n"+
+			"Exits 0 when the experiment ran, 1 otherwise.", stderr)
+	out := outputFlags(fs, "experiment")
 	name := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:] // flags may follow the name
@@ -34,9 +36,8 @@ func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "sandboxlab experiment: unexpected arguments %q\n", fs.Args())
 		return exitInternal
 	}
-	f, err := report.ParseFormat(*format)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandboxlab experiment: --format: %v\n", err)
+	if err := out.check(); err != nil {
+		fmt.Fprintf(stderr, "sandboxlab experiment: %v\n", err)
 		return exitInternal
 	}
 	var list []*checks.Experiment
@@ -49,20 +50,23 @@ func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "sandboxlab experiment: want cpu-quirk, nproc, layer-hiding or all, got %q\n", name)
 		return exitInternal
 	}
-	var out report.Experiments
-	for _, e := range list {
+	p := out.progress(stderr)
+	var reps report.Experiments
+	for i, e := range list {
+		start := time.Now()
 		r, err := e.Run(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "sandboxlab experiment %s: %v\n", e.ID, err)
 			return exitInternal
 		}
-		out = append(out, r)
+		p.line("%s %-13s measured in %s", counter(i+1, len(list)), e.ID, roundDuration(time.Since(start)))
+		reps = append(reps, r)
 	}
-	var rep report.Report = out
-	if len(out) == 1 {
-		rep = out[0]
+	var rep report.Report = reps
+	if len(reps) == 1 {
+		rep = reps[0]
 	}
-	if err := report.Write(stdout, f, rep); err != nil {
+	if err := out.write(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "sandboxlab experiment: %v\n", err)
 		return exitInternal
 	}

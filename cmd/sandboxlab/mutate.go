@@ -7,7 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"time"
 
 	"sandboxlab"
@@ -24,20 +27,25 @@ func init() {
 }
 
 func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("mutate", "[--predictions FILE] [--only id,...] [-j N] [--fail-on escape|any|never] [--format text|markdown|json]",
+	fs := newFlags("mutate", "[--predictions FILE] [--only id,...] [-j N] [--fail-on escape|any|never] "+formatUsage,
 		"Runs the correct sandbox first (the baseline: every check must pass and the attack matrix must match\n"+
 			"the predictions' baseline), then each planted defect in a process of its own: the 26 checks and the\n"+
 			"16x6 attack matrix, diffed against the predictions. Outcomes: exact, too_wide, extra, different,\n"+
 			"escaped (no check failed), hung. Exit codes: 0 the gate holds; 2 an unexpected escape (a defect no\n"+
 			"check caught, or an attack cell that got through, neither predicted nor known; a defect that hung\n"+
 			"counts as one); 3 another divergence (only with --fail-on any); 4 the baseline is broken; 1 usage\n"+
-			"or internal error.", stderr)
+			"or internal error.\n\n"+
+			"Reports: --format junit gives a testcase per defect (failed when unexpected, error when it hung,\n"+
+			"skipped when its divergence is known) and one for the baseline; --out DIR writes every format.\n"+
+			"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n"+
+			"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n"+
+			"Progress (defects done, elapsed, ETA) goes to stderr on a terminal, or always with --verbose.", stderr)
 	predFile := fs.String("predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
 	only := fs.String("only", "", "comma-separated defect `ids` to run (default all)")
 	jobs := fs.Int("j", runtime.NumCPU(), "defects run at once (`N`); each runs its checks and attacks one after another")
 	failOn := fs.String("fail-on", mutants.FailOnEscape, "what fails the gate: `escape` (an unexpected escape), any (any divergence), never")
 	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one defect's run; past it the defect is reported as hung")
-	format := formatFlag(fs)
+	out := outputFlags(fs, "mutate")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -48,9 +56,8 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() > 0 {
 		return fail("unexpected arguments %q", fs.Args())
 	}
-	f, err := report.ParseFormat(*format)
-	if err != nil {
-		return fail("--format: %v", err)
+	if err := out.check(); err != nil {
+		return fail("%v", err)
 	}
 	switch *failOn {
 	case mutants.FailOnEscape, mutants.FailOnAny, mutants.FailOnNever:
@@ -64,6 +71,7 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail("%v", mutants.ErrNotCompiled)
 	}
 	data, name := sandboxlab.Predictions, "the built-in predictions.yaml"
+	var err error
 	if *predFile != "" {
 		if data, err = os.ReadFile(*predFile); err != nil {
 			return fail("%v", err)
@@ -78,7 +86,45 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail("finding this binary: %v", err)
 	}
-	p := newProgress(stderr)
+	p := out.progress(stderr)
+	var (
+		mu       sync.Mutex
+		start    = time.Now()
+		baseDone time.Duration // when the baseline finished (0: still running)
+		done     int
+		total    = -1
+		finish   time.Time // the estimated end, set at each defect's end
+	)
+	// estimate extrapolates the time left from the defects done so far;
+	// the baseline's time is left out, since it runs alone before any
+	// defect. The caller holds mu.
+	estimate := func(elapsed time.Duration) {
+		if done > 0 && total > done {
+			finish = start.Add(elapsed + time.Duration(float64(elapsed-baseDone)/float64(done)*float64(total-done)))
+		} else {
+			finish = time.Time{}
+		}
+	}
+	// left words the estimate; between two defects it counts down rather
+	// than grow with the wait. The caller holds mu.
+	left := func() string {
+		switch {
+		case finish.IsZero():
+			return ""
+		case time.Until(finish) < time.Second:
+			return ", finishing"
+		}
+		return fmt.Sprintf(", about %s left", roundDuration(time.Until(finish)))
+	}
+	p.keepStatus(func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		elapsed := roundDuration(time.Since(start))
+		if baseDone == 0 {
+			return fmt.Sprintf("mutate: baseline running, %s elapsed", elapsed)
+		}
+		return fmt.Sprintf("mutate: %d of %d defects done, %s elapsed%s", done, total, elapsed, left())
+	})
 	r := &mutants.Runner{
 		Worker: func(ctx context.Context, defect string) *exec.Cmd {
 			return exec.CommandContext(ctx, exe, "mutant", "--defect", defect)
@@ -90,23 +136,85 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		FailOn:      *failOn,
 		Identity:    identity(),
 		Progress: func(pr mutants.Progress) {
+			mu.Lock()
 			if pr.Defect.ID == "" {
-				p.line("baseline done in %s; %d defects to run", pr.Elapsed.Round(time.Second), pr.Total)
+				baseDone, total = max(pr.Elapsed, time.Nanosecond), pr.Total
+				mu.Unlock()
+				p.line("baseline done in %s; %d defects to run, %d at a time", roundDuration(pr.Elapsed), pr.Total, *jobs)
 				return
 			}
-			eta := time.Duration(float64(pr.Elapsed) / float64(pr.Done) * float64(pr.Total-pr.Done))
-			p.line("[%d/%d] %-18s %-9s %3d s   elapsed %s, about %s left", pr.Done, pr.Total, pr.Defect.ID, pr.Defect.Outcome,
-				pr.Defect.MS/1000, pr.Elapsed.Round(time.Second), eta.Round(time.Second))
+			done, total = pr.Done, pr.Total
+			estimate(pr.Elapsed)
+			eta := left()
+			mu.Unlock()
+			p.line("%s %-18s %-9s %3d s   %s elapsed%s", counter(pr.Done, pr.Total), pr.Defect.ID, pr.Defect.Outcome,
+				pr.Defect.MS/1000, roundDuration(pr.Elapsed), eta)
 		},
 	}
 	m, err := r.Run(ctx)
+	p.end()
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := report.Write(stdout, f, m); err != nil {
+	if err := out.write(stdout, m); err != nil {
 		return fail("%v", err)
 	}
+	// Annotations go to stderr: the Actions runner reads workflow
+	// commands from both streams, and stdout may be carrying JSON or
+	// JUnit that a ::error line would corrupt.
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		if err := report.WriteGitHubAnnotations(stderr, m, report.SiteLocator(sourceRoots()...)); err != nil {
+			return fail("writing annotations: %v", err)
+		}
+	}
 	return mutants.ExitCode(m)
+}
+
+// sourceRoots lists where the planted sites' files may be found, most
+// likely first: the current directory (CI runs in the checkout),
+// $GITHUB_WORKSPACE, and the sandboxlab module root above the current
+// directory or above this binary (bin/sandboxlab in a checkout).
+func sourceRoots() []string {
+	roots := []string{"."}
+	if ws := os.Getenv("GITHUB_WORKSPACE"); ws != "" {
+		roots = append(roots, ws)
+	}
+	starts := []string{}
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, dir := range starts {
+		if root := moduleRoot(dir); root != "" {
+			roots = append(roots, root)
+		}
+	}
+	return roots
+}
+
+// moduleRoot returns the nearest directory at or above dir whose go.mod
+// declares module sandboxlab, or "".
+func moduleRoot(dir string) string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.TrimSpace(line) == "module sandboxlab" {
+					return dir
+				}
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // identity says who runs the harness, for every report.

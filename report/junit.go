@@ -1,0 +1,343 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The JUnit XML model: the common schema CI systems read (Jenkins, GitLab,
+// GitHub test reporters, Buildkite): testsuites > testsuite > testcase, a
+// testcase holding at most one of skipped, error or failure, then
+// system-out. Times are seconds with a decimal point.
+
+// TestSuites is the root element of a JUnit XML file. Its counts are the
+// sums over its suites.
+type TestSuites struct {
+	XMLName  xml.Name    `xml:"testsuites"`
+	Name     string      `xml:"name,attr,omitempty"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
+	Suites   []TestSuite `xml:"testsuite"`
+}
+
+// TestSuite is one group of test cases. Its counts are those of its cases.
+type TestSuite struct {
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
+	// Properties is nil when there are none: an empty <properties/> is
+	// not valid in every reader's schema.
+	Properties *Properties `xml:"properties,omitempty"`
+	Cases      []TestCase  `xml:"testcase"`
+}
+
+// Properties holds a suite's properties.
+type Properties struct {
+	List []Property `xml:"property"`
+}
+
+// Property is a name and a value attached to a suite: who ran it, the
+// gate's policy.
+type Property struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+// TestCase is one verdict. At most one of Skipped, Error and Failure is
+// set; none means it passed.
+type TestCase struct {
+	Name      string `xml:"name,attr"`
+	ClassName string `xml:"classname,attr"`
+	Time      string `xml:"time,attr"`
+	// Skipped marks a result that is not asserted (a known divergence).
+	Skipped *Skipped `xml:"skipped,omitempty"`
+	// Error marks a case that gave no verdict (a hung or failed run).
+	Error *Problem `xml:"error,omitempty"`
+	// Failure marks a verdict that went the wrong way.
+	Failure *Problem `xml:"failure,omitempty"`
+	// SystemOut carries what the host saw, for every outcome.
+	SystemOut string `xml:"system-out,omitempty"`
+}
+
+// Problem is a failure or an error: a one-line message, a type, and the
+// details as text.
+type Problem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// Skipped says why a case is skipped.
+type Skipped struct {
+	Message string `xml:"message,attr,omitempty"`
+}
+
+// Status is "passed", "failed", "error" or "skipped".
+func (c TestCase) Status() string {
+	switch {
+	case c.Failure != nil:
+		return "failed"
+	case c.Error != nil:
+		return "error"
+	case c.Skipped != nil:
+		return "skipped"
+	}
+	return "passed"
+}
+
+// seconds formats milliseconds as JUnit's seconds.
+func seconds(ms int64) string {
+	return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
+}
+
+// newSuite makes a suite and counts its cases. ms < 0 sums the cases'
+// times (sequential runs); otherwise it is the suite's wall time.
+func newSuite(name string, ms int64, props []Property, cases []TestCase) TestSuite {
+	s := TestSuite{Name: name, Tests: len(cases), Cases: cases}
+	if len(props) > 0 {
+		s.Properties = &Properties{List: props}
+	}
+	var sum float64
+	for _, c := range cases {
+		switch c.Status() {
+		case "failed":
+			s.Failures++
+		case "error":
+			s.Errors++
+		case "skipped":
+			s.Skipped++
+		}
+		t, _ := strconv.ParseFloat(c.Time, 64)
+		sum += t
+	}
+	if ms < 0 {
+		s.Time = strconv.FormatFloat(sum, 'f', 3, 64)
+	} else {
+		s.Time = seconds(ms)
+	}
+	return s
+}
+
+// newSuites wraps suites in the root element and sums their counts.
+func newSuites(name string, suites ...TestSuite) *TestSuites {
+	out := &TestSuites{Name: name, Suites: suites}
+	var sum float64
+	for _, s := range suites {
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Errors += s.Errors
+		out.Skipped += s.Skipped
+		t, _ := strconv.ParseFloat(s.Time, 64)
+		sum += t
+	}
+	out.Time = strconv.FormatFloat(sum, 'f', 3, 64)
+	return out
+}
+
+// properties says who ran a report.
+func (id Identity) properties() []Property {
+	return []Property{
+		{"uid", strconv.Itoa(id.UID)},
+		{"root", strconv.FormatBool(id.Root)},
+		{"program_uid", strconv.Itoa(id.ProgramUID)},
+	}
+}
+
+func withDefect(props []Property, defect string) []Property {
+	if defect != "" {
+		props = append(props, Property{"defect", defect})
+	}
+	return props
+}
+
+// JUnit returns one test case per check; a failed check is a failure
+// whose message is its evidence.
+func (c *Checks) JUnit() *TestSuites {
+	cases := make([]TestCase, 0, len(c.Checks))
+	for _, ch := range c.Checks {
+		tc := TestCase{Name: ch.ID, ClassName: "sandboxlab.check", Time: seconds(ch.MS)}
+		detail := fmt.Sprintf("promise: %s\nlevel: L%d\nevidence: %s\n", ch.Promise, ch.Level, ch.Evidence)
+		if ch.Passed {
+			tc.SystemOut = detail
+		} else {
+			tc.Failure = &Problem{Message: ch.Evidence, Type: "broken promise", Text: detail}
+		}
+		cases = append(cases, tc)
+	}
+	return newSuites("sandboxlab check", newSuite("check", -1, withDefect(c.Identity.properties(), c.Defect), cases))
+}
+
+// JUnit returns one test case per cell. A cell fails when it escaped at or
+// above the level expected to stop its attack; an escape below that level
+// is what the matrix is meant to show, so it passes. Without Expected no
+// cell can fail.
+func (a *Attacks) JUnit() *TestSuites {
+	cases := make([]TestCase, 0, len(a.Cells))
+	for _, c := range a.Cells {
+		tc := TestCase{Name: c.Name(), ClassName: "sandboxlab.attack", Time: seconds(c.MS)}
+		want, known := a.Expected[c.Attack]
+		var verdict string
+		switch {
+		case a.UnexpectedEscape(c):
+			verdict = fmt.Sprintf("escaped at L%d, where L%d and above are expected to stop it", c.Level, want)
+			tc.Failure = &Problem{Message: verdict + ": " + c.Evidence, Type: "unexpected escape", Text: verdict + "\nevidence: " + c.Evidence + "\n"}
+		case c.Escaped && known:
+			verdict = fmt.Sprintf("escaped, as expected below L%d", want)
+		case c.Escaped:
+			verdict = "escaped (no expected level given)"
+		default:
+			verdict = "stopped by " + c.StoppedBy
+		}
+		if tc.Failure == nil {
+			tc.SystemOut = verdict + "\nevidence: " + c.Evidence + "\n"
+		}
+		cases = append(cases, tc)
+	}
+	return newSuites("sandboxlab attack", newSuite("attack", -1, withDefect(a.Identity.properties(), a.Defect), cases))
+}
+
+// JUnit returns a test case for the baseline and one per defect: a
+// failure when the defect has unexpected results (the message is the
+// diff), an error when its run gave no verdict, skipped when it diverges
+// from its prediction in the known way (the equivalent mutants), passed
+// otherwise.
+func (m *Mutation) JUnit() *TestSuites {
+	cases := make([]TestCase, 0, len(m.Defects)+1)
+	base := TestCase{Name: "baseline", ClassName: "sandboxlab.mutate", Time: seconds(m.Baseline.MS)}
+	if m.Baseline.OK {
+		base.SystemOut = baselineDetail(m.Baseline)
+	} else {
+		base.Failure = &Problem{Message: "the baseline is broken: " + strings.Join(m.Baseline.Problems, "; "), Type: "broken baseline", Text: baselineDetail(m.Baseline)}
+	}
+	cases = append(cases, base)
+	for _, d := range m.Defects {
+		tc := TestCase{Name: d.ID, ClassName: "sandboxlab.mutate", Time: seconds(d.MS)}
+		detail := defectDetail(d)
+		switch status := DefectStatus(d); status {
+		case "error":
+			tc.Error = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: d.Outcome, Text: detail}
+		case "failed":
+			typ := "prediction divergence"
+			if d.UnexpectedEscape {
+				typ = "unexpected escape"
+			}
+			tc.Failure = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: typ, Text: detail}
+		case "skipped":
+			tc.Skipped = &Skipped{Message: "known " + d.Known.Outcome + ": " + d.Known.Why}
+			tc.SystemOut = detail
+		default:
+			tc.SystemOut = detail
+		}
+		cases = append(cases, tc)
+	}
+	props := append(m.Identity.properties(),
+		Property{"fail_on", m.FailOn}, Property{"gate", m.Gate}, Property{"jobs", strconv.Itoa(m.Jobs)})
+	return newSuites("sandboxlab mutate", newSuite("mutate", m.MS, props, cases))
+}
+
+// DefectStatus is the JUnit status of a defect's test case: "error" when
+// its run gave no verdict, "failed" when something is unexpected,
+// "skipped" for a known divergence, "passed" otherwise.
+func DefectStatus(d Defect) string {
+	switch {
+	case d.Outcome == "hung" || d.Outcome == "error":
+		return "error"
+	case len(d.Unexpected) > 0:
+		return "failed"
+	case d.Known != nil:
+		return "skipped"
+	}
+	return "passed"
+}
+
+// defectDetail is the full diff of one defect, for the test case's text.
+func defectDetail(d Defect) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "defect: %s: %s\n", d.ID, d.Summary)
+	fmt.Fprintf(&b, "site: %s\n", d.Site)
+	fmt.Fprintf(&b, "outcome: %s\n", d.Outcome)
+	fmt.Fprintf(&b, "predicted to fail: %s\nfailed: %s\n", list(d.PredictedChecks), list(d.FailedChecks))
+	fmt.Fprintf(&b, "predicted attack escapes: %s\nattack escapes: %s\n", cells(d.PredictedAttacks), cells(d.EscapedAttacks))
+	if d.Known != nil {
+		fmt.Fprintf(&b, "known %s: %s\n", d.Known.Outcome, d.Known.Why)
+	}
+	for _, u := range d.Unexpected {
+		fmt.Fprintf(&b, "unexpected: %s\n", u)
+	}
+	if d.Error != "" {
+		fmt.Fprintf(&b, "error: %s\n", d.Error)
+	}
+	return b.String()
+}
+
+func baselineDetail(b Baseline) string {
+	var s strings.Builder
+	if b.Checks != nil {
+		fmt.Fprintf(&s, "checks: %d passed, %d failed\n", b.Checks.Passed, b.Checks.Failed)
+	}
+	if b.Attacks != nil {
+		fmt.Fprintf(&s, "attack cells escaped: %d of %d\n", len(b.Attacks.Escaped()), len(b.Attacks.Cells))
+	}
+	for _, p := range b.Problems {
+		fmt.Fprintf(&s, "problem: %s\n", p)
+	}
+	return s.String()
+}
+
+// JUnit returns one test case per task and tool, and one for the vague
+// description. A row fails only when it differs from ExpectSolved; the
+// naive tool's failures are the table's point, not a test failure.
+func (a *Agent) JUnit() *TestSuites {
+	cases := make([]TestCase, 0, len(a.Rows)+1)
+	add := func(r AgentRow, name string) {
+		tc := TestCase{Name: name, ClassName: "sandboxlab.agent", Time: seconds(0), SystemOut: r.Result() + "\n"}
+		if r.ExpectSolved != nil && *r.ExpectSolved != r.Solved {
+			tc.Failure = &Problem{
+				Message: fmt.Sprintf("expected %s, got %s", yesNo(*r.ExpectSolved, "solved", "not solved"), r.Result()),
+				Type:    "agent result", Text: r.Result() + "\n",
+			}
+			tc.SystemOut = ""
+		}
+		cases = append(cases, tc)
+	}
+	for _, r := range a.Rows {
+		add(r, r.Task+"/"+r.Tool)
+	}
+	if a.Vague.Task != "" {
+		add(a.Vague, a.Vague.Task+"/"+a.Vague.Tool+" (vague description)")
+	}
+	return newSuites("sandboxlab agent", newSuite("agent", -1, nil, cases))
+}
+
+// JUnit returns one suite with a test case per measured row. Experiments
+// measure rather than judge, so every case passes and carries its figure.
+func (e *Experiment) JUnit() *TestSuites {
+	return newSuites("sandboxlab experiment", e.suite())
+}
+
+func (e *Experiment) suite() TestSuite {
+	cases := make([]TestCase, 0, len(e.Rows))
+	for _, r := range e.Rows {
+		cases = append(cases, TestCase{Name: r.Case, ClassName: "sandboxlab.experiment." + e.ID, Time: seconds(0),
+			SystemOut: r.Outcome + "\nmeasured: " + r.measured() + "\n"})
+	}
+	props := append(e.Identity.properties(), Property{"finding", e.Finding})
+	return newSuite("experiment "+e.ID, -1, props, cases)
+}
+
+// JUnit returns one suite per experiment.
+func (es Experiments) JUnit() *TestSuites {
+	suites := make([]TestSuite, len(es))
+	for i, e := range es {
+		suites[i] = e.suite()
+	}
+	return newSuites("sandboxlab experiment", suites...)
+}

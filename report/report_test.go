@@ -1,0 +1,275 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
+)
+
+// render returns r in format f.
+func render(t *testing.T, f Format, r Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	assert.NilError(t, Write(&b, f, r), "rendering %s", f)
+	return b.String()
+}
+
+// TestGolden renders every report in every format and compares it with
+// testdata/<name>.<ext>.golden; `go test ./report -update` rewrites them.
+func TestGolden(t *testing.T) {
+	reports := []struct {
+		name string
+		r    Report
+	}{
+		{"checks", fixtureChecks()},
+		{"attacks", fixtureAttacks(true)},
+		{"attacks_defect", fixtureAttacksWithDefect()},
+		{"attacks_no_expected", fixtureAttacks(false)},
+		{"mutation", fixtureMutation()},
+		{"mutation_broken", fixtureMutationBroken()},
+		{"agent", fixtureAgent()},
+		{"experiment", fixtureExperiments()[1]},
+		{"experiments", fixtureExperiments()},
+	}
+	for _, rep := range reports {
+		for _, f := range Formats {
+			t.Run(rep.name+"/"+string(f), func(t *testing.T) {
+				golden.Assert(t, render(t, f, rep.r), rep.name+"."+f.Ext()+".golden")
+			})
+		}
+	}
+}
+
+// TestJUnitParses checks every report's JUnit output: it is XML that
+// encoding/xml reads back, the root names testsuites, and each count is
+// the count of its testcases.
+func TestJUnitParses(t *testing.T) {
+	for name, r := range map[string]Report{
+		"checks": fixtureChecks(), "attacks": fixtureAttacks(true), "attacks_defect": fixtureAttacksWithDefect(),
+		"mutation": fixtureMutation(), "mutation_broken": fixtureMutationBroken(), "agent": fixtureAgent(), "experiments": fixtureExperiments(),
+	} {
+		out := render(t, JUnit, r)
+		assert.Check(t, strings.HasPrefix(out, `<?xml version="1.0" encoding="UTF-8"?>`), name)
+		var s TestSuites
+		assert.NilError(t, xml.Unmarshal([]byte(out), &s), name)
+		assert.Check(t, is.Equal(s.XMLName.Local, "testsuites"), name)
+		var tests, failures, errs, skipped int
+		for _, suite := range s.Suites {
+			n := map[string]int{}
+			for _, c := range suite.Cases {
+				n[c.Status()]++
+				assert.Check(t, c.Name != "" && c.ClassName != "" && c.Time != "", "%s: a testcase lacks name, classname or time", name)
+			}
+			assert.Check(t, is.Equal(suite.Tests, len(suite.Cases)), name)
+			assert.Check(t, is.Equal(suite.Failures, n["failed"]), name)
+			assert.Check(t, is.Equal(suite.Errors, n["error"]), name)
+			assert.Check(t, is.Equal(suite.Skipped, n["skipped"]), name)
+			tests, failures, errs, skipped = tests+suite.Tests, failures+suite.Failures, errs+suite.Errors, skipped+suite.Skipped
+		}
+		assert.Check(t, is.Equal(s.Tests, tests), name)
+		assert.Check(t, is.Equal(s.Failures, failures), name)
+		assert.Check(t, is.Equal(s.Errors, errs), name)
+		assert.Check(t, is.Equal(s.Skipped, skipped), name)
+	}
+}
+
+// TestJUnitVerdicts pins which cases fail: a failed check; a cell that
+// escaped at or above its expected level (and none without Expected); an
+// agent row that differs from its expectation.
+func TestJUnitVerdicts(t *testing.T) {
+	status := func(s *TestSuites) map[string]string {
+		out := map[string]string{}
+		for _, suite := range s.Suites {
+			for _, c := range suite.Cases {
+				out[c.Name] = c.Status()
+			}
+		}
+		return out
+	}
+	c := status(fixtureChecks().JUnit())
+	assert.Check(t, is.Equal(c["timeout_flag"], "failed"))
+	assert.Check(t, is.Equal(c["wall_timeout"], "passed"))
+
+	a := fixtureAttacksWithDefect().JUnit()
+	assert.Check(t, is.DeepEqual(status(a), map[string]string{
+		"exfiltrate@L3": "passed", "exfiltrate@L4": "failed", "exfiltrate@L5": "failed",
+		"read_ssh_key@L3": "passed", "read_ssh_key@L4": "passed", "read_ssh_key@L5": "passed",
+	}))
+	assert.Check(t, is.Equal(fixtureAttacks(true).JUnit().Failures, 0), "the correct sandbox's matrix fails nothing")
+	noExp := fixtureAttacksWithDefect()
+	noExp.Expected = nil
+	assert.Check(t, is.Equal(noExp.JUnit().Failures, 0), "without Expected no cell is judged")
+
+	g := status(fixtureAgent().JUnit())
+	assert.Check(t, is.Equal(g["memory/careful"], "failed"))
+	assert.Check(t, is.Equal(g["typo/naive"], "passed"), "not solved, as the notes expect")
+	assert.Check(t, is.Equal(g["state/careful (vague description)"], "passed"))
+
+	m := status(fixtureMutation().JUnit())
+	assert.Check(t, is.DeepEqual(m, map[string]string{
+		"baseline": "passed", "timeout_hidden": "skipped", "exit_code_lost": "skipped", "traversal_ok": "skipped",
+		"no_net_ns": "passed", "caps_kept": "failed", "no_pid_ns": "failed", "quota_ignored": "failed",
+		"fresh_dir_per_run": "error", "no_sweep": "passed",
+	}))
+	assert.Check(t, is.Equal(status(fixtureMutationBroken().JUnit())["baseline"], "failed"))
+}
+
+// TestJSONKeys pins the JSON keys other code and tests rely on; golden
+// files alone would follow a rename with -update.
+func TestJSONKeys(t *testing.T) {
+	keys := func(r Report) map[string]any {
+		var v map[string]any
+		assert.NilError(t, json.Unmarshal([]byte(render(t, JSON, r)), &v))
+		return v
+	}
+	has := func(v map[string]any, ks ...string) {
+		t.Helper()
+		for _, k := range ks {
+			_, ok := v[k]
+			assert.Check(t, ok, "missing key %q in %v", k, v)
+		}
+	}
+	c := keys(fixtureChecks())
+	has(c, "checks", "passed", "failed", "identity")
+	has(c["checks"].([]any)[0].(map[string]any), "id", "promise", "level", "passed", "evidence", "ms")
+
+	a := keys(fixtureAttacks(true))
+	has(a, "identity", "cells", "first_stopped", "expected")
+	has(a["identity"].(map[string]any), "uid", "root", "program_uid")
+	has(a["cells"].([]any)[0].(map[string]any), "attack", "level", "escaped", "stopped_by", "evidence", "ms")
+
+	m := keys(fixtureMutation())
+	has(m, "baseline", "defects", "summary", "gate")
+	has(m["defects"].([]any)[0].(map[string]any), "id", "failed_checks", "predicted_checks", "outcome", "escaped_attacks", "predicted_attacks", "known", "ms")
+	has(m["summary"].(map[string]any), "defects", "caught", "escaped", "exact", "too_wide", "extra", "different", "unexpected")
+
+	g := keys(fixtureAgent())
+	has(g, "rows", "vague")
+	has(g["rows"].([]any)[0].(map[string]any), "task", "tool", "solved", "calls")
+}
+
+// TestJSONRoundTrip reads each report's JSON back into its type and gets
+// the same value: JSON carries every fact of the model.
+func TestJSONRoundTrip(t *testing.T) {
+	check := func(in Report, out Report) {
+		t.Helper()
+		assert.NilError(t, json.Unmarshal([]byte(render(t, JSON, in)), out))
+		assert.Check(t, is.DeepEqual(out, in))
+	}
+	check(fixtureChecks(), &Checks{})
+	check(fixtureAttacks(true), &Attacks{})
+	check(fixtureMutation(), &Mutation{})
+	check(fixtureAgent(), &Agent{})
+	exps := fixtureExperiments()
+	check(&exps, &Experiments{})
+}
+
+// TestMarkdownEscapes checks that a '|' or a line break in a cell stays
+// inside its cell.
+func TestMarkdownEscapes(t *testing.T) {
+	out := render(t, Markdown, fixtureChecks())
+	assert.Check(t, is.Contains(out, `TimedOut false \| reason timeout<br>second line`))
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "|") {
+			assert.Check(t, is.Len(splitMarkdownRow(line), 6), "row %q", line)
+		}
+	}
+	assert.Check(t, is.Contains(render(t, Markdown, fixtureAgent()), `a variable that \| does not survive`))
+}
+
+// TestAllFormatsAgree renders one Mutation in every format with WriteAll
+// and cross-checks the files: the same defects, outcomes and counts.
+func TestAllFormatsAgree(t *testing.T) {
+	for name, m := range map[string]*Mutation{"mutation": fixtureMutation(), "broken": fixtureMutationBroken()} {
+		dir := t.TempDir()
+		paths, err := WriteAll(filepath.Join(dir, "reports"), "mutate", m)
+		assert.NilError(t, err)
+		assert.Check(t, is.Len(paths, len(Formats)))
+		for _, p := range paths {
+			_, err := os.Stat(p + ".tmp")
+			assert.Check(t, os.IsNotExist(err), "%s left behind", p+".tmp")
+		}
+		assert.NilError(t, CrossCheck(filepath.Join(dir, "reports")), name)
+	}
+
+	// The facts themselves, read from each format.
+	m := fixtureMutation()
+	dir := t.TempDir()
+	_, err := WriteAll(dir, "mutate", m)
+	assert.NilError(t, err)
+	var back Mutation
+	data, err := os.ReadFile(filepath.Join(dir, "mutate.json"))
+	assert.NilError(t, err)
+	assert.NilError(t, json.Unmarshal(data, &back))
+	assert.Check(t, is.DeepEqual(back.Summary, Summary{Defects: 9, Caught: 6, Escaped: 2, Exact: 3, TooWide: 1, Extra: 2, Hung: 1, Unexpected: 4, UnexpectedEscapes: 3}))
+	for _, f := range []Format{Text, Markdown} {
+		data, err := os.ReadFile(filepath.Join(dir, "mutate."+f.Ext()))
+		assert.NilError(t, err)
+		tables := parseTables(string(data), f == Markdown)
+		defects := findTable(tables, "defect")
+		assert.Assert(t, defects != nil, f)
+		var ids, outcomes []string
+		for _, row := range defects[1:] {
+			ids, outcomes = append(ids, row[0]), append(outcomes, row[3])
+		}
+		assert.Check(t, is.DeepEqual(ids, []string{"timeout_hidden", "exit_code_lost", "traversal_ok", "no_net_ns", "caps_kept", "no_pid_ns", "quota_ignored", "fresh_dir_per_run", "no_sweep"}), f)
+		assert.Check(t, is.DeepEqual(outcomes, []string{"too_wide", "extra", "escaped", "exact", "extra", "exact", "escaped", "hung", "exact"}), f)
+		assert.Check(t, is.DeepEqual(findTable(tables, "defects")[1], []string{"9", "6", "2", "3", "1", "2", "0", "1", "4", "fail"}), f)
+	}
+	data, err = os.ReadFile(filepath.Join(dir, "mutate.junit.xml"))
+	assert.NilError(t, err)
+	var s TestSuites
+	assert.NilError(t, xml.Unmarshal(data, &s))
+	assert.Check(t, is.Equal(s.Tests, 10))
+	assert.Check(t, is.Equal(s.Failures, 3), "caps_kept, no_pid_ns, quota_ignored")
+	assert.Check(t, is.Equal(s.Errors, 1), "fresh_dir_per_run hung")
+	assert.Check(t, is.Equal(s.Skipped, 3), "the three known divergences")
+	assert.Check(t, is.Equal(s.Failures+s.Errors, back.Summary.Unexpected))
+}
+
+// TestCrossCheckCatches tampers with one file at a time and expects
+// CrossCheck to name the disagreement.
+func TestCrossCheckCatches(t *testing.T) {
+	for _, tc := range []struct {
+		file, from, to, want string
+	}{
+		{"mutate.md", "| no_sweep ", "| no_sweeps ", "defect no_sweep is missing"},
+		{"mutate.txt", "│ exact    │ exfiltrate", "│ extra    │ exfiltrate", "defect no_net_ns: outcome \"extra\", the JSON says \"exact\""},
+		{"mutate.txt", "│ too wide │", "│ too_wide │", "summary header"},
+		{"mutate.junit.xml", `<skipped message="known escaped: equivalent mutant; the link guard (openat2 RESOLVE_BENEATH) refuses the same names, so no check can fail"></skipped>`,
+			`<failure type="x" message="y"></failure>`, "defect traversal_ok is failed, want skipped"},
+		{"mutate.junit.xml", `name="mutate" tests="10"`, `name="mutate" tests="11"`, "testsuite says tests=11"},
+		{"mutate.json", `"caught": 6`, `"caught": 7`, "but its defects tally to"},
+		{"mutate.md", "| 9       |", "| 8       |", "summary row"},
+	} {
+		dir := t.TempDir()
+		_, err := WriteAll(dir, "mutate", fixtureMutation())
+		assert.NilError(t, err)
+		path := filepath.Join(dir, tc.file)
+		data, err := os.ReadFile(path)
+		assert.NilError(t, err)
+		assert.Assert(t, bytes.Contains(data, []byte(tc.from)), "%s has no %q", tc.file, tc.from)
+		data = bytes.Replace(data, []byte(tc.from), []byte(tc.to), 1)
+		assert.NilError(t, os.WriteFile(path, data, 0o644))
+		assert.Check(t, is.ErrorContains(CrossCheck(dir), tc.want), "%s: %s → %s", tc.file, tc.from, tc.to)
+	}
+	assert.Check(t, is.ErrorContains(CrossCheck(t.TempDir()), "mutate.json"))
+}
+
+func TestParseFormat(t *testing.T) {
+	for _, f := range Formats {
+		got, err := ParseFormat(string(f))
+		assert.Check(t, err)
+		assert.Check(t, is.Equal(got, f))
+	}
+	_, err := ParseFormat("xml")
+	assert.Check(t, is.ErrorContains(err, `unknown format "xml" (want text, markdown, json, junit)`))
+}
