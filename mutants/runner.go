@@ -297,7 +297,7 @@ func (r *Runner) judge(d Defect, w workResult, err error, base *WorkerResult) re
 		PredictedChecks: p.CheckIDs(), PredictedAttacks: p.Cells(),
 	}
 	if p.Known != nil {
-		out.Known = &report.Known{Outcome: p.Known.Outcome, Why: p.Known.Why}
+		out.Known = &report.Known{Outcome: p.Known.Outcome, Attacks: p.Known.Cells(), Why: p.Known.Why}
 	}
 	if err != nil {
 		out.Outcome, out.Error = OutcomeError, err.Error()

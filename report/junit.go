@@ -231,7 +231,7 @@ func (m *Mutation) JUnit() *TestSuites {
 			}
 			tc.Failure = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: typ, Text: detail}
 		case "skipped":
-			tc.Skipped = &Skipped{Message: "known " + d.Known.Outcome + ": " + d.Known.Why}
+			tc.Skipped = &Skipped{Message: d.Known.String()}
 			tc.SystemOut = detail
 		default:
 			tc.SystemOut = detail
@@ -245,14 +245,15 @@ func (m *Mutation) JUnit() *TestSuites {
 
 // DefectStatus is the JUnit status of a defect's test case: "error" when
 // its run gave no verdict, "failed" when something is unexpected,
-// "skipped" for a known divergence, "passed" otherwise.
+// "skipped" for a known escape (an equivalent mutant: no check can catch
+// it), "passed" otherwise, known divergences that were caught included.
 func DefectStatus(d Defect) string {
 	switch {
 	case d.Outcome == "hung" || d.Outcome == "error":
 		return "error"
 	case len(d.Unexpected) > 0:
 		return "failed"
-	case d.Known != nil:
+	case d.Known != nil && d.Outcome == "escaped":
 		return "skipped"
 	}
 	return "passed"
@@ -267,7 +268,7 @@ func defectDetail(d Defect) string {
 	fmt.Fprintf(&b, "predicted to fail: %s\nfailed: %s\n", list(d.PredictedChecks), list(d.FailedChecks))
 	fmt.Fprintf(&b, "predicted attack escapes: %s\nattack escapes: %s\n", cells(d.PredictedAttacks), cells(d.EscapedAttacks))
 	if d.Known != nil {
-		fmt.Fprintf(&b, "known %s: %s\n", d.Known.Outcome, d.Known.Why)
+		fmt.Fprintf(&b, "%s\n", d.Known)
 	}
 	for _, u := range d.Unexpected {
 		fmt.Fprintf(&b, "unexpected: %s\n", u)

@@ -83,10 +83,25 @@ type Defect struct {
 
 // Known is a divergence the predictions file records as understood.
 type Known struct {
-	// Outcome is the divergence expected instead of the prediction.
+	// Outcome is the checks' outcome expected instead of the prediction
+	// ("" when the checks go as predicted).
 	Outcome string `json:"outcome"`
+	// Attacks are the attack cells known to go against the prediction.
+	Attacks []string `json:"attacks,omitempty"`
 	// Why explains it.
 	Why string `json:"why"`
+}
+
+// String says what is known and why, in one line.
+func (k *Known) String() string {
+	var what []string
+	if k.Outcome != "" {
+		what = append(what, k.Outcome)
+	}
+	if len(k.Attacks) > 0 {
+		what = append(what, "attack cells "+cells(k.Attacks))
+	}
+	return "known " + strings.Join(what, ", ") + ": " + k.Why
 }
 
 // Caught reports whether some check failed with the defect on.
@@ -253,7 +268,7 @@ func note(d Defect) string {
 		parts = append(parts, "UNEXPECTED: "+strings.Join(d.Unexpected, "; "))
 	}
 	if d.Known != nil {
-		parts = append(parts, "known "+d.Known.Outcome+": "+d.Known.Why)
+		parts = append(parts, d.Known.String())
 	}
 	if d.Error != "" && len(d.Unexpected) == 0 {
 		parts = append(parts, d.Error)
