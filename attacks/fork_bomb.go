@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/procfs"
 )
 
 func init() {
@@ -28,7 +29,14 @@ const (
 )
 
 func watchForkBomb(t *trial, _ time.Duration) bool {
-	n := len(t.attackProcs())
+	// Processes already killed (SIGKILL pending) are on their way out:
+	// on a loaded machine they may take a while to leave /proc.
+	n := 0
+	for _, p := range t.attackProcs() {
+		if !procfs.Killed(p.PID) {
+			n++
+		}
+	}
 	t.maxProcs = max(t.maxProcs, n)
 	now := time.Now()
 	if n <= forkBombCap {

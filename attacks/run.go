@@ -84,8 +84,8 @@ type trial struct {
 	cancel   context.CancelFunc
 
 	// Sampled by the attack's watch while the program runs.
-	checked      bool          // runaway_loop: the check past the wall limit was made
-	aliveAtCheck []procfs.Proc // its tagged processes alive then
+	checked      bool          // runaway_loop: seen running unkilled past the wall limit
+	aliveAtCheck []procfs.Proc // those processes
 	maxProcs     int           // most of its processes alive at once
 	overSince    time.Time     // since when more than the cap have been alive
 	overFor      time.Duration // the longest stretch over the cap

@@ -25,10 +25,18 @@ var processCap = &Check{
 		most, over := 0, time.Duration(0)
 		var since time.Time
 		w := sample(tok, 5*time.Millisecond, func(now time.Time, procs []procfs.Proc) {
+			// Those already killed are on their way out, however slowly
+			// a loaded machine lets them leave /proc.
+			n := 0
+			for _, pr := range procs {
+				if !procfs.Killed(pr.PID) {
+					n++
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			most = max(most, len(procs))
-			if len(procs) <= p.Processes.Max {
+			most = max(most, n)
+			if n <= p.Processes.Max {
 				since = time.Time{}
 				return
 			}

@@ -168,3 +168,28 @@ func matching(match func(arg string) bool) []Proc {
 	}
 	return out
 }
+
+// Killed reports whether pid has a SIGKILL pending: it has been killed
+// and is on its way out, even if /proc still shows it running. A slow
+// exit on a loaded machine is then not mistaken for a process nobody
+// stopped.
+func Killed(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return true // gone
+	}
+	const sigkill = 1 << (9 - 1)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigPnd:"); ok {
+			if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&sigkill != 0 {
+				return true
+			}
+		}
+		if v, ok := strings.CutPrefix(line, "ShdPnd:"); ok {
+			if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&sigkill != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
