@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -41,4 +42,15 @@ func TestDescendants(t *testing.T) {
 	}
 	assert.DeepEqual(t, got, []int{3})
 	assert.Check(t, is.Len(Descendants(procs, 1), 3))
+}
+
+func TestKilled(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	assert.NilError(t, cmd.Start())
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	assert.Check(t, !Killed(cmd.Process.Pid), "a sleeping process has no SIGKILL pending")
+	cmd.Process.Kill()
+	cmd.Wait()
+	assert.Check(t, Killed(cmd.Process.Pid), "a process that is gone counts as killed")
 }
