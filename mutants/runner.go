@@ -73,7 +73,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &report.Mutation{Identity: r.Identity, FailOn: r.FailOn, Jobs: r.Jobs, Defects: []report.Defect{}}
+	m := &report.Mutation{Identity: r.Identity, Jobs: r.Jobs, Defects: []report.Defect{}}
 	base, err := r.work(ctx, "")
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -88,12 +88,44 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 			return nil, ctx.Err()
 		}
 	}
+	finish(m, r.FailOn)
+	m.MS = time.Since(start).Milliseconds()
+	return m, nil
+}
+
+// finish counts the outcomes and decides the gate.
+func finish(m *report.Mutation, failOn string) {
+	m.FailOn = failOn
 	m.Tally()
 	m.Gate = "pass"
-	if !m.Baseline.OK || r.gateFails(m) {
+	if !m.Baseline.OK || gateFails(m, failOn) {
 		m.Gate = "fail"
 	}
-	m.MS = time.Since(start).Milliseconds()
+}
+
+// Rejudge diffs the facts of an earlier run (a report of 'mutate', read
+// back from its JSON) against preds, without running anything: what
+// failed and what escaped stay as measured, the verdicts follow the
+// predictions. It is how an edit of predictions.yaml is tried out, and how
+// the gate's answers to such edits are tested.
+func Rejudge(prev *report.Mutation, preds *Predictions, failOn string) (*report.Mutation, error) {
+	if prev.Baseline.Checks == nil || prev.Baseline.Attacks == nil {
+		return nil, errors.New("the report has no baseline to compare with (was the baseline broken?)")
+	}
+	m := &report.Mutation{Identity: prev.Identity, Jobs: prev.Jobs, MS: prev.MS, Defects: []report.Defect{}}
+	m.Baseline = judgeBaselineReports(preds, prev.Baseline.Checks, prev.Baseline.Attacks, prev.Baseline.MS)
+	for _, pd := range prev.Defects {
+		d, err := Lookup(pd.ID)
+		if err != nil {
+			return nil, err
+		}
+		f := facts{failed: pd.FailedChecks, newEscapes: pd.EscapedAttacks, ms: pd.MS}
+		if pd.Outcome == OutcomeHung || pd.Outcome == OutcomeError {
+			f.err, f.hung = errors.New(pd.Error), pd.Outcome == OutcomeHung
+		}
+		m.Defects = append(m.Defects, judgeFacts(preds, d, f))
+	}
+	finish(m, failOn)
 	return m, nil
 }
 
@@ -112,8 +144,8 @@ func ExitCode(m *report.Mutation) int {
 	return 3
 }
 
-func (r *Runner) gateFails(m *report.Mutation) bool {
-	switch r.FailOn {
+func gateFails(m *report.Mutation, failOn string) bool {
+	switch failOn {
 	case FailOnNever:
 		return false
 	case FailOnAny:
@@ -251,12 +283,16 @@ func lastLine(s string) string {
 // judgeBaseline checks the correct sandbox: every check passes and each
 // attack is first stopped at the predicted level.
 func (r *Runner) judgeBaseline(w workResult, err error) report.Baseline {
-	b := report.Baseline{Expected: r.Predictions.Baseline.Attacks, MS: w.ms, Problems: []string{}}
 	if err != nil {
-		b.Problems = append(b.Problems, "the baseline run failed: "+err.Error())
+		b := report.Baseline{Expected: r.Predictions.Baseline.Attacks, MS: w.ms}
+		b.Problems = []string{"the baseline run failed: " + err.Error()}
 		return b
 	}
-	b.Checks, b.Attacks = w.result.Checks, w.result.Attacks
+	return judgeBaselineReports(r.Predictions, w.result.Checks, w.result.Attacks, w.ms)
+}
+
+func judgeBaselineReports(preds *Predictions, checks *report.Checks, attacks *report.Attacks, ms int64) report.Baseline {
+	b := report.Baseline{Expected: preds.Baseline.Attacks, MS: ms, Problems: []string{}, Checks: checks, Attacks: attacks}
 	for _, c := range b.Checks.Checks {
 		if !c.Passed {
 			b.Problems = append(b.Problems, fmt.Sprintf("check %s fails on the correct sandbox: %s", c.ID, c.Evidence))
@@ -288,28 +324,53 @@ func levelName(l int) string {
 	return fmt.Sprintf("L%d", l)
 }
 
+// facts is what a defect's run showed, all the diff needs.
+type facts struct {
+	failed     []string // checks that failed
+	newEscapes []string // attack cells escaped that the baseline stops
+	err        error    // no verdict (with hung: the worker ran out of time)
+	hung       bool
+	ms         int64
+}
+
 // judge diffs one defect's run against its prediction and the baseline.
 func (r *Runner) judge(d Defect, w workResult, err error, base *WorkerResult) report.Defect {
-	p := r.Predictions.Lookup(string(d.ID))
+	f := facts{err: err, hung: w.hung, ms: w.ms, failed: []string{}, newEscapes: []string{}}
+	if err == nil {
+		f.failed = w.result.Checks.FailedIDs()
+		baseEscaped := set(base.Attacks.Escaped())
+		for _, c := range w.result.Attacks.Escaped() {
+			if !baseEscaped[c] {
+				f.newEscapes = append(f.newEscapes, c)
+			}
+		}
+	}
+	return judgeFacts(r.Predictions, d, f)
+}
+
+// judgeFacts diffs what a defect's run showed against its prediction.
+func judgeFacts(preds *Predictions, d Defect, f facts) report.Defect {
+	p := preds.Lookup(string(d.ID))
 	out := report.Defect{
-		ID: string(d.ID), Summary: d.Summary, Site: d.Site, MS: w.ms,
+		ID: string(d.ID), Summary: d.Summary, Site: d.Site, MS: f.ms,
 		FailedChecks: []string{}, EscapedAttacks: []string{}, Unexpected: []string{},
 		PredictedChecks: p.CheckIDs(), PredictedAttacks: p.Cells(),
 	}
 	if p.Known != nil {
 		out.Known = &report.Known{Outcome: p.Known.Outcome, Attacks: p.Known.Cells(), Why: p.Known.Why}
 	}
-	if err != nil {
-		out.Outcome, out.Error = OutcomeError, err.Error()
-		if w.hung {
+	if f.err != nil {
+		out.Outcome, out.Error = OutcomeError, f.err.Error()
+		if f.hung {
 			out.Outcome = OutcomeHung
 		}
 		// No verdict is not a catch: for the gate it counts as an escape.
-		out.Unexpected = append(out.Unexpected, "no verdict: "+err.Error())
+		out.Unexpected = append(out.Unexpected, "no verdict: "+f.err.Error())
 		out.UnexpectedEscape = true
 		return out
 	}
-	out.FailedChecks = w.result.Checks.FailedIDs()
+	out.FailedChecks = append(out.FailedChecks, f.failed...)
+	out.EscapedAttacks = append(out.EscapedAttacks, f.newEscapes...)
 	out.Outcome = Outcome(out.FailedChecks, out.PredictedChecks)
 	if want := p.Known.ExpectedOutcome(); out.Outcome != want {
 		if out.Outcome != OutcomeExact {
@@ -320,12 +381,6 @@ func (r *Runner) judge(d Defect, w workResult, err error, base *WorkerResult) re
 		}
 		if out.Outcome == OutcomeEscaped {
 			out.UnexpectedEscape = true
-		}
-	}
-	baseEscaped := set(base.Attacks.Escaped())
-	for _, c := range w.result.Attacks.Escaped() {
-		if !baseEscaped[c] {
-			out.EscapedAttacks = append(out.EscapedAttacks, c)
 		}
 	}
 	predicted, escaped, known := set(out.PredictedAttacks), set(out.EscapedAttacks), set(p.Known.Cells())

@@ -162,3 +162,43 @@ func indexOf(id ID) int {
 	}
 	panic(fmt.Sprint("no defect ", id))
 }
+
+// TestRejudge reads a run back from its JSON and judges its facts again:
+// unchanged predictions give the same verdicts; edited ones give the
+// gate's answer to the edit without running anything.
+func TestRejudge(t *testing.T) {
+	results := map[string]*WorkerResult{"": result(nil)}
+	for _, d := range All {
+		results[string(d.ID)] = result([]string{"wall_timeout"})
+	}
+	results[string(TraversalOK)] = result(nil)
+	known := map[ID]string{TraversalOK: "  - id: traversal_ok\n    summary: s\n    checks: [file_links]\n    attacks: []\n    known: {outcome: escaped, why: equivalent}\n"}
+	r := &Runner{Worker: fakeWorkers(t, results), Predictions: predictions(t, known), Jobs: 4, Timeout: 5 * time.Second, FailOn: FailOnEscape}
+	m, err := r.Run(context.Background())
+	assert.NilError(t, err)
+	b, err := json.Marshal(m)
+	assert.NilError(t, err)
+	var back report.Mutation
+	assert.NilError(t, json.Unmarshal(b, &back))
+
+	same, err := Rejudge(&back, predictions(t, known), FailOnEscape)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(same.Summary, m.Summary))
+	assert.Check(t, is.Equal(ExitCode(same), 0))
+
+	// Without its known entry the equivalent mutant is an unexpected escape.
+	unknown, err := Rejudge(&back, predictions(t, nil), FailOnEscape)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(ExitCode(unknown), 2))
+	assert.Check(t, unknown.Defects[indexOf(TraversalOK)].UnexpectedEscape)
+
+	// Predicting that a caught defect escapes is a divergence.
+	escape := map[ID]string{FailOpen: "  - id: fail_open\n    summary: s\n    checks: []\n    attacks: []\n"}
+	for id, e := range known {
+		escape[id] = e
+	}
+	wrong, err := Rejudge(&back, predictions(t, escape), FailOnAny)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(ExitCode(wrong), 3))
+	assert.Check(t, is.Contains(strings.Join(wrong.Defects[indexOf(FailOpen)].Unexpected, ";"), "extra: predicted none, failed wall_timeout"))
+}

@@ -45,6 +45,7 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	jobs := fs.Int("j", runtime.NumCPU(), "defects run at once (`N`); each runs its checks and attacks one after another")
 	failOn := fs.String("fail-on", mutants.FailOnEscape, "what fails the gate: `escape` (an unexpected escape), any (any divergence), never")
 	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one defect's run; past it the defect is reported as hung")
+	replay := fs.String("replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\nor --out) against the predictions, e.g. to try an edit of predictions.yaml")
 	out := outputFlags(fs, "mutate")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -81,6 +82,17 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	preds, err := mutants.ParsePredictions(data, mutants.Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels})
 	if err != nil {
 		return fail("%s: %v", name, err)
+	}
+	if *replay != "" {
+		prev, err := readMutation(*replay)
+		if err != nil {
+			return fail("--replay: %v", err)
+		}
+		m, err := mutants.Rejudge(prev, preds, *failOn)
+		if err != nil {
+			return fail("--replay %s: %v", *replay, err)
+		}
+		return finishMutate(m, out, stdout, stderr, fail)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -156,6 +168,25 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail("%v", err)
 	}
+	return finishMutate(m, out, stdout, stderr, fail)
+}
+
+// readMutation reads a mutate report back from its JSON.
+func readMutation(path string) (*report.Mutation, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m report.Mutation
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s is not a mutate report in JSON: %w", path, err)
+	}
+	return &m, nil
+}
+
+// finishMutate writes the report and the annotations and returns the
+// gate's exit code.
+func finishMutate(m *report.Mutation, out *output, stdout, stderr io.Writer, fail func(string, ...any) int) int {
 	if err := out.write(stdout, m); err != nil {
 		return fail("%v", err)
 	}
