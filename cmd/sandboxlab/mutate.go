@@ -42,7 +42,7 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			"Progress (defects done, elapsed, ETA) goes to stderr on a terminal, or always with --verbose.", stderr)
 	predFile := fs.String("predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
 	only := fs.String("only", "", "comma-separated defect `ids` to run (default all)")
-	jobs := fs.Int("j", runtime.NumCPU(), "defects run at once (`N`); each runs its checks and attacks one after another")
+	jobs := fs.Int("j", defaultJobs(), "defects run at once (`N`); each runs its checks and attacks one after another")
 	failOn := fs.String("fail-on", mutants.FailOnEscape, "what fails the gate: `escape` (an unexpected escape), any (any divergence), never")
 	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one defect's run; past it the defect is reported as hung")
 	replay := fs.String("replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\nor --out) against the predictions, e.g. to try an edit of predictions.yaml")
@@ -170,6 +170,13 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	return finishMutate(m, out, stdout, stderr, fail)
 }
+
+// defaultJobs is one worker more than there are cores: a worker spends
+// much of its time waiting on wall clocks (1.5 s timeouts, sleeping
+// programs), and every check is built to hold with the cores kept busy.
+// Measured on two cores: -j 2 about 10 minutes, -j 3 about 8, with the
+// same verdicts.
+func defaultJobs() int { return runtime.NumCPU() + 1 }
 
 // readMutation reads a mutate report back from its JSON.
 func readMutation(path string) (*report.Mutation, error) {

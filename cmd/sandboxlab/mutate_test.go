@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/icmd"
+	"gotest.tools/v3/skip"
+
+	"sandboxlab/report"
+)
+
+// TestMutate is the project's main promise, run once per 'make test': the
+// full mutation run on the embedded defaults reproduces the course notes.
+// All 26 checks pass and the attack matrix matches on the correct sandbox;
+// 27 of 29 defects are caught, 25 exactly as predicted; traversal_ok and
+// abs_path_ok escape as known equivalent mutants; timeout_hidden is too
+// wide and exit_code_lost extra, both known; the gate passes.
+//
+// The edits of predictions.yaml that must fail the gate are then judged
+// against the facts this run measured (mutate --replay), so that they cost
+// seconds, not another full run.
+func TestMutate(t *testing.T) {
+	skip.If(t, testing.Short(), "the full mutation run (about 8 minutes on two cores): run without -short, as make test does")
+	root := moduleRoot(".")
+	assert.Assert(t, root != "", "not in the sandboxlab module")
+	dir := filepath.Join(t.TempDir(), "reports")
+	start := time.Now()
+	res := run(t, nil, "mutate", "--format", "json", "--out", dir)
+	t.Logf("full mutation run: %v", time.Since(start).Round(time.Second))
+	res.Assert(t, icmd.Success)
+	assert.NilError(t, report.CrossCheck(dir), "the four formats disagree")
+
+	var m report.Mutation
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))
+	assert.Check(t, m.Baseline.OK, "baseline problems: %v", m.Baseline.Problems)
+	assert.Check(t, is.Equal(m.Baseline.Checks.Passed, 26))
+	assert.Check(t, is.DeepEqual(m.Summary, report.Summary{
+		Defects: 29, Caught: 27, Escaped: 2, Exact: 25, TooWide: 1, Extra: 1,
+	}), "per defect:\n%s", unexpectedLines(&m))
+	assert.Check(t, is.Equal(m.Gate, "pass"))
+
+	d := defects(&m)
+	for _, id := range []string{"traversal_ok", "abs_path_ok"} {
+		assert.Check(t, is.Equal(d[id].Outcome, "escaped"), id)
+		assert.Check(t, d[id].Known != nil && d[id].Known.Outcome == "escaped", id)
+	}
+	assert.Check(t, is.DeepEqual(d["path_guards_off"].FailedChecks, []string{"names_traversal", "names_absolute", "file_links"}))
+	assert.Check(t, is.DeepEqual(d["timeout_hidden"].FailedChecks, []string{"timeout_flag"}))
+	assert.Check(t, is.Equal(d["timeout_hidden"].Outcome, "too_wide"))
+	assert.Check(t, is.DeepEqual(d["exit_code_lost"].FailedChecks, []string{"exit_status", "tool_errors"}))
+	assert.Check(t, is.Equal(d["exit_code_lost"].Outcome, "extra"))
+	assert.Check(t, is.DeepEqual(d["kill_leader_only"].FailedChecks, []string{"timeout_kills_tree"}),
+		"caught only by the check that takes the CPU limit away")
+
+	facts := filepath.Join(dir, "mutate.json")
+	preds, err := os.ReadFile(filepath.Join(root, "predictions.yaml"))
+	assert.NilError(t, err)
+
+	t.Run("removing a known entry is an unexpected escape", func(t *testing.T) {
+		known := regexp.MustCompile(`(?m)(  - id: traversal_ok\n(?:    .*\n)*?)    known:\n      outcome: escaped\n      why: .*\n`)
+		assert.Assert(t, known.Match(preds), "predictions.yaml: no known block for traversal_ok")
+		edited := writeFile(t, known.ReplaceAll(preds, []byte("$1")))
+		res := run(t, []string{"GITHUB_ACTIONS=true"}, "mutate", "--replay", facts, "--predictions", edited)
+		res.Assert(t, icmd.Expected{ExitCode: 2, Out: "The gate fails"})
+		assert.Check(t, is.Contains(res.Stdout(), "traversal_ok"))
+		line, err := report.SiteLine(root, "sandbox/files.go", "traversal_ok")
+		assert.NilError(t, err)
+		assert.Check(t, is.Contains(res.Stderr(), fmt.Sprintf("::error file=sandbox/files.go,line=%d,title=unexpected escape%%3A traversal_ok::", line)),
+			"a CI annotation at the planted site")
+	})
+	t.Run("predicting that a caught defect escapes is a divergence", func(t *testing.T) {
+		entry := regexp.MustCompile(`(?m)(  - id: fail_open\n(?:    .*\n)*?    checks: )\[fail_closed\]`)
+		assert.Assert(t, entry.Match(preds))
+		edited := writeFile(t, entry.ReplaceAll(preds, []byte("$1[]")))
+		res := run(t, nil, "mutate", "--replay", facts, "--predictions", edited, "--fail-on", "any")
+		res.Assert(t, icmd.Expected{ExitCode: 3, Out: "fail_open"})
+		assert.Check(t, is.Contains(res.Stdout(), "extra: predicted none, failed fail_closed"))
+		// Under the default policy the gate fails on escapes only.
+		run(t, nil, "mutate", "--replay", facts, "--predictions", edited).Assert(t, icmd.Success)
+	})
+	t.Run("the facts replayed unchanged give the same verdict", func(t *testing.T) {
+		res := run(t, nil, "mutate", "--replay", facts, "--format", "json")
+		res.Assert(t, icmd.Success)
+		var again report.Mutation
+		assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &again))
+		assert.Check(t, is.DeepEqual(again.Summary, m.Summary))
+	})
+}
+
+// TestMutatePredictionErrors: a misspelt check id is a clear error that
+// names its line, before anything runs.
+func TestMutatePredictionErrors(t *testing.T) {
+	preds, err := os.ReadFile(filepath.Join(moduleRoot("."), "predictions.yaml"))
+	assert.NilError(t, err)
+	typo := strings.Replace(string(preds), "checks: [no_network]", "checks: [no_netwrok]", 1)
+	line := 1 + strings.Count(typo[:strings.Index(typo, "no_netwrok")], "\n")
+	res := run(t, nil, "mutate", "--predictions", writeFile(t, []byte(typo)))
+	res.Assert(t, icmd.Expected{ExitCode: 1, Err: fmt.Sprintf(`line %d: no_net_ns: unknown check "no_netwrok"`, line)})
+
+	unknownField := strings.Replace(string(preds), "    summary: no network namespace\n", "    summary: no network namespace\n    sumary: typo\n", 1)
+	res = run(t, nil, "mutate", "--predictions", writeFile(t, []byte(unknownField)))
+	res.Assert(t, icmd.Expected{ExitCode: 1, Err: "field sumary not found"})
+}
+
+func writeFile(t *testing.T, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "predictions.yaml")
+	assert.NilError(t, os.WriteFile(path, b, 0o644))
+	return path
+}
+
+func defects(m *report.Mutation) map[string]report.Defect {
+	out := map[string]report.Defect{}
+	for _, d := range m.Defects {
+		out[d.ID] = d
+	}
+	return out
+}
+
+// unexpectedLines lists the defects with something unexpected, for a
+// failure message worth reading.
+func unexpectedLines(m *report.Mutation) string {
+	var b strings.Builder
+	for _, d := range m.Defects {
+		if len(d.Unexpected) > 0 {
+			fmt.Fprintf(&b, "%s %s: %s\n", d.ID, d.Outcome, strings.Join(d.Unexpected, "; "))
+		}
+	}
+	return b.String()
+}
