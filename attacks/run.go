@@ -47,9 +47,11 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 		Identity: report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: sandbox.HostIdentity().UID},
 		Defect:   string(mutants.Active()),
 		Levels:   levels,
+		Expected: map[string]int{},
 	}
 	for _, a := range list {
 		rep.Attacks = append(rep.Attacks, a.id)
+		rep.Expected[a.id] = a.firstStop
 	}
 	for _, a := range list {
 		for _, level := range levels {

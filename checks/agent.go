@@ -29,6 +29,8 @@ const agentMaxCalls = 6
 // knows, and the check of its final answer.
 type agentTask struct {
 	name string
+	// problem is what goes wrong on the first attempt, in the notes' words.
+	problem string
 	// steps are the agent's first program for each step of the task. Each
 	// step is a call of its own, in order: the state task needs a value
 	// from its first step in its second.
@@ -54,21 +56,24 @@ func (t agentTask) verify(finalCode, answer string) bool {
 var agentTasks = []agentTask{
 	{
 		// A misspelled variable: a NameError.
-		name:  "typo",
-		steps: []string{"numbers = range(1, 11)\ntotal = sum(n * n for n in numbres)\nprint(total)\n"},
-		want:  "385",
+		name:    "typo",
+		problem: "a NameError",
+		steps:   []string{"numbers = range(1, 11)\ntotal = sum(n * n for n in numbres)\nprint(total)\n"},
+		want:    "385",
 	},
 	{
 		// A loop over ten billion numbers does not finish: a timeout.
-		name:   "slow",
-		steps:  []string{"total = 0\nfor i in range(10**10):\n    total += i\nprint(total)\n"},
-		faster: "n = 10**10\nprint(n * (n - 1) // 2)\n",
-		want:   "49999999995000000000",
+		name:    "slow",
+		problem: "a loop that does not finish",
+		steps:   []string{"total = 0\nfor i in range(10**10):\n    total += i\nprint(total)\n"},
+		faster:  "n = 10**10\nprint(n * (n - 1) // 2)\n",
+		want:    "49999999995000000000",
 	},
 	{
 		// A value computed in one call and used in the next: the variable
 		// does not survive.
-		name: "state",
+		name:    "state",
+		problem: "a variable that does not survive",
 		steps: []string{
 			"x = sum(i * i for i in range(1, 1001))\nprint(\"computed\")\n",
 			"print(x * 2)\n",
@@ -78,10 +83,11 @@ var agentTasks = []agentTask{
 	},
 	{
 		// Counting by building a billion-item list: out of memory.
-		name:   "memory",
-		steps:  []string{"numbers = list(range(1, 10**9 + 1))\nprint(sum(1 for n in numbers if n % 3 == 0 or n % 5 == 0))\n"},
-		leaner: "n = 10**9\nprint(n // 3 + n // 5 - n // 15)\n",
-		want:   "466666667",
+		name:    "memory",
+		problem: "out of memory",
+		steps:   []string{"numbers = list(range(1, 10**9 + 1))\nprint(sum(1 for n in numbers if n % 3 == 0 or n % 5 == 0))\n"},
+		leaner:  "n = 10**9\nprint(n // 3 + n // 5 - n // 15)\n",
+		want:    "466666667",
 	},
 }
 
@@ -100,12 +106,19 @@ func runAgentTable(ctx context.Context, root string) (*report.Agent, error) {
 	rep := &report.Agent{Rows: []report.AgentRow{}}
 	careful := func(s *sandbox.Session) tool.Tool { return tool.NewCareful(s) }
 	naive := func(s *sandbox.Session) tool.Tool { return tool.NewNaive(s) }
+	// What the notes report: the careful tool solves every task, the
+	// naive tool none, and the vague description loses the state task.
+	solved, unsolved := true, false
 	for _, task := range agentTasks {
-		for _, mk := range []func(*sandbox.Session) tool.Tool{careful, naive} {
-			row, err := runAgentSession(ctx, root, task, mk)
+		for _, tl := range []struct {
+			mk     func(*sandbox.Session) tool.Tool
+			expect *bool
+		}{{careful, &solved}, {naive, &unsolved}} {
+			row, err := runAgentSession(ctx, root, task, tl.mk)
 			if err != nil {
 				return nil, err
 			}
+			row.ExpectSolved = tl.expect
 			rep.Rows = append(rep.Rows, row)
 		}
 	}
@@ -117,6 +130,7 @@ func runAgentTable(ctx context.Context, root string) (*report.Agent, error) {
 	if rep.Vague, err = runAgentSession(ctx, root, state, vague); err != nil {
 		return nil, err
 	}
+	rep.Vague.ExpectSolved = &unsolved
 	return rep, nil
 }
 
@@ -164,7 +178,7 @@ func runAgentSession(ctx context.Context, root string, task agentTask, mk func(*
 //   - an empty reply: nothing to go on, so run the same program again;
 //   - anything else, or a clue seen before: give up.
 func runAgentTask(ctx context.Context, t tool.Tool, task agentTask) (report.AgentRow, error) {
-	row := report.AgentRow{Task: task.name, Tool: t.Name()}
+	row := report.AgentRow{Task: task.name, Tool: t.Name(), Problem: task.problem}
 	// ask is all the agent sees of a call: the reply's text.
 	ask := func(code string) (string, error) {
 		r, err := t.Call(ctx, code)

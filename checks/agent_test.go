@@ -38,6 +38,12 @@ func TestAgentTable(t *testing.T) {
 		Vague: report.AgentRow{Task: "state", Tool: "careful", Solved: false, Calls: 4,
 			Ended: "x lost between calls again; nothing says what survives a call"},
 	}
+	yes, no := true, false
+	for i := range want.Rows {
+		want.Rows[i].Problem = agentTasks[i/2].problem
+		want.Rows[i].ExpectSolved = map[string]*bool{"careful": &yes, "naive": &no}[want.Rows[i].Tool]
+	}
+	want.Vague.Problem, want.Vague.ExpectSolved = "a variable that does not survive", &no
 	assert.DeepEqual(t, got, want)
 
 	left, _ := filepath.Glob(filepath.Join(root, "*"))

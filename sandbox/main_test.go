@@ -78,9 +78,6 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" {
 		t.Skip("the kernel forbids unprivileged user namespaces (kernel.unprivileged_userns_clone=0)")
 	}
-	if testing.Short() {
-		t.Skip("re-runs the layer tests: skipped with -short")
-	}
 	root := testRoot(t)
 	// The test binary sits in a directory only root can enter: copy it out.
 	self, err := os.Executable()

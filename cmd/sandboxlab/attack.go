@@ -85,26 +85,11 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "sandboxlab attack: %v\n", err)
 		return exitInternal
 	}
-	if rep.Expected == nil {
-		rep.Expected = expectedFirstStops()
-	}
 	if err := out.write(stdout, rep); err != nil {
 		fmt.Fprintf(stderr, "sandboxlab attack: %v\n", err)
 		return exitInternal
 	}
 	return exitOK
-}
-
-// expectedFirstStops is the first level expected to stop each attack on
-// the correct sandbox, from the attacks' own registry, for a report whose
-// producer left Expected empty: with it JUnit fails an escape at or above
-// that level, and the matrix marks it.
-func expectedFirstStops() map[string]int {
-	out := map[string]int{}
-	for _, a := range attacks.All() {
-		out[a.ID] = a.FirstStop
-	}
-	return out
 }
 
 // attackList describes every attack for --help.
