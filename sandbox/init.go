@@ -3,8 +3,12 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -116,8 +120,8 @@ func execWithLimits(argv []string, rlimits []rlimit) error {
 	for i, rl := range rlimits {
 		lims[i] = unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
 	}
-	failed := []byte("setup: setting a resource limit: ")
-	execFailed := []byte("exec: starting " + argv[0] + ": ")
+	failed := []byte("setup: setting a resource limit: errno ")
+	execFailed := []byte("exec: errno ")
 	// Raw prlimit also keeps the runtime from restoring its own
 	// RLIMIT_NOFILE at exec (it only does that inside syscall.Exec).
 	for i := range lims {
@@ -131,13 +135,40 @@ func execWithLimits(argv []string, rlimits []rlimit) error {
 	return nil // not reached
 }
 
-// rawFail reports msg and errno on the error pipe and exits, allocating
-// nothing (Errno.Error returns a constant for known errors).
+// rawFail reports msg and the errno's number on the error pipe and exits,
+// allocating nothing (the parent turns the number back into an error).
 func rawFail(msg []byte, e unix.Errno) {
-	text := e.Error()
+	var digits [20]byte
+	i := len(digits)
+	for n := uint64(e); ; n /= 10 {
+		i--
+		digits[i] = byte('0' + n%10)
+		if n < 10 {
+			break
+		}
+	}
 	unix.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)))
-	unix.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(unsafe.StringData(text))), uintptr(len(text)))
+	unix.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(&digits[i])), uintptr(len(digits)-i))
 	unix.RawSyscall(unix.SYS_EXIT_GROUP, 125, 0, 0)
+}
+
+// initError turns what the init reported into an error: a failed exec
+// is the program's (a *fs.PathError, as from os/exec); anything else
+// means the sandbox could not be set up (ErrUnavailable).
+func initError(report, path string) error {
+	if n, ok := strings.CutPrefix(report, "exec: errno "); ok {
+		errno, err := strconv.Atoi(n)
+		if err == nil {
+			return &fs.PathError{Op: "exec", Path: path, Err: syscall.Errno(errno)}
+		}
+	}
+	report = strings.TrimPrefix(report, "setup: ")
+	if head, n, ok := strings.Cut(report, "errno "); ok {
+		if errno, err := strconv.Atoi(n); err == nil {
+			report = head + syscall.Errno(errno).Error()
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrUnavailable, report)
 }
 
 // hide covers path in this mount namespace: a directory by an empty

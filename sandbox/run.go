@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,11 +26,14 @@ type Command struct {
 	// Args are its arguments, not counting the program name.
 	Args []string
 	// Env is the environment the caller would give a child process, as
-	// key=value pairs; nil means os.Environ(). From L2 up only PATH and
-	// LANG survive from it.
+	// key=value pairs; nil means os.Environ(). From L2 up only LANG
+	// survives from it; PATH is a fixed system path and HOME and TMPDIR
+	// point into the session directory.
 	Env []string
 	// Dir is the application's directory: the program's working directory
-	// when Workspace.Private is off. Empty means the caller's.
+	// when Workspace.Private is off (L0, L1). Empty means the caller's,
+	// which the program's identity (65534 when the caller is root) may not
+	// be able to enter.
 	Dir string
 }
 
@@ -135,9 +139,9 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	// closes the pipe with nothing written.
 	var setupErr string
 	if initErr != nil {
-		b := make([]byte, 4096)
-		n, _ := initErr[0].Read(b)
-		setupErr = string(b[:n])
+		// Until EOF: the init may report in more than one write.
+		b, _ := io.ReadAll(io.LimitReader(initErr[0], 4096))
+		setupErr = string(b)
 	}
 
 	waitErr := cmd.Wait()
@@ -149,10 +153,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	drain(&readers, outR, errR)
 
 	if setupErr != "" {
-		if strings.HasPrefix(setupErr, "exec: ") {
-			return nil, errors.New(strings.TrimPrefix(setupErr, "exec: "))
-		}
-		return nil, fmt.Errorf("%w: %s", ErrUnavailable, strings.TrimPrefix(setupErr, "setup: "))
+		return nil, initError(setupErr, c.Path)
 	}
 	state := cmd.ProcessState
 	if state == nil {

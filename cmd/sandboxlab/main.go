@@ -27,7 +27,8 @@ const (
 	exitEscape      = 2 // an unexpected escape
 	exitDivergence  = 3 // a prediction divergence (--fail-on=any)
 	exitBaseline    = 4 // the baseline is broken
-	exitRunRefused  = 125
+	exitRunRefused  = 125 // the sandbox refused or failed to run the program
+	exitRunNoExec   = 126 // the program was found but could not be executed
 	exitRunNotFound = 127
 )
 

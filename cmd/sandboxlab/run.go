@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os/exec"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -60,7 +63,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil && res == nil {
 		fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
-		return exitRunRefused
+		return startFailure(err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -121,4 +124,19 @@ func exitStatus(r *sandbox.Result) int {
 		return 128 + int(unix.SignalNum(r.Signal))
 	}
 	return r.ExitCode
+}
+
+// startFailure is the exit status for a run that did not start, as
+// shells and timeout(1) have it: 127 for a program that is not there, 126
+// for one that cannot be executed, 125 when the sandbox itself failed.
+func startFailure(err error) int {
+	switch {
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return exitRunRefused
+	case errors.Is(err, fs.ErrNotExist):
+		return exitRunNotFound
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+		return exitRunNoExec
+	}
+	return exitRunRefused
 }
