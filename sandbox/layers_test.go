@@ -42,7 +42,11 @@ var layerCases = []layerCase{
 			fmt.Sprintf("%s, oom=%v, stdout %q", res.Reason, res.OOM, res.Stdout)
 	}},
 	{"output cap cuts a 50 MB print", 1, func(t *testing.T, root string, n int) (bool, string) {
-		res := runPy(t, root, MustPreset(n), Command{},
+		// Printing 50 MB can take longer than the 1.5 s wall clock on a
+		// busy machine: take the clock away, it is not under test here.
+		p := MustPreset(n)
+		p.Limits.Wall, p.Watchdog = 20*time.Second, 20*time.Second
+		res := runPy(t, root, p, Command{},
 			"import sys\nfor i in range(50):\n    sys.stdout.write('x' * (1 << 20))\nprint('THE END')")
 		return res.StdoutTruncated && len(res.Stdout) <= 8000 && strings.HasSuffix(res.Stdout, "THE END\n"),
 			fmt.Sprintf("%d of %d bytes returned", len(res.Stdout), res.StdoutBytes)
@@ -198,23 +202,33 @@ func TestCPULimitAlsoStopsPID1(t *testing.T) {
 		p.Watchdog, p.Limits.Wall = 20*time.Second, 20*time.Second
 		return p
 	}
-	cases := []struct {
-		name    string
-		policy  Policy
-		wantCPU time.Duration
-	}{
-		{"no namespace: soft limit", cpuOnly(1), 2 * time.Second},
-		{"PID 1 of a PID namespace: hard limit", cpuOnly(3), 3 * time.Second},
+	// Side by side, so that both read the same load: rusage reads under
+	// the kernel's limit on a loaded VM (1.6 s for 2 s was seen with
+	// both cores busy), so the figures are checked loosely and PID 1 by
+	// running on past the soft-limited loop, towards the hard limit.
+	loop := func(n int) func() (*Result, error) {
+		s, err := NewSession(Options{Policy: cpuOnly(n), Root: root})
+		assert.NilError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return func() (*Result, error) {
+			return s.Run(context.Background(), Command{Path: python, Args: []string{"-c", "while True: pass"}})
+		}
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			res := runPy(t, root, c.policy, Command{}, "while True: pass")
-			assert.Check(t, is.Equal(res.Reason, ReasonCPU))
-			assert.Check(t, res.CPU >= c.wantCPU-200*time.Millisecond && res.CPU < c.wantCPU+300*time.Millisecond,
-				"stopped after %v of CPU, want about %v", res.CPU, c.wantCPU)
-		})
-	}
+	var s, p *Result
+	var serr, perr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	soft, pid1 := loop(1), loop(3)
+	go func() { defer wg.Done(); s, serr = soft() }()
+	go func() { defer wg.Done(); p, perr = pid1() }()
+	wg.Wait()
+	assert.NilError(t, serr)
+	assert.NilError(t, perr)
+	assert.Check(t, is.Equal(s.Reason, ReasonCPU), "no namespace")
+	assert.Check(t, is.Equal(p.Reason, ReasonCPU), "PID 1")
+	assert.Check(t, s.CPU > 1200*time.Millisecond && s.CPU < 2500*time.Millisecond, "soft limit 2 s: stopped after %v of CPU", s.CPU)
+	assert.Check(t, p.CPU-s.CPU > 300*time.Millisecond && p.CPU < 3500*time.Millisecond,
+		"PID 1 ignores SIGXCPU and runs to the 3 s hard limit: %v of CPU, against %v without a namespace", p.CPU, s.CPU)
 	t.Run("PID 1 with the soft limit only is not stopped by it", func(t *testing.T) {
 		t.Parallel()
 		p := MustPreset(3)
