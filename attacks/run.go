@@ -86,6 +86,7 @@ type trial struct {
 	cancel   context.CancelFunc
 
 	// Sampled by the attack's watch while the program runs.
+	seen         time.Time     // runaway_loop: when the program was first seen running
 	checked      bool          // runaway_loop: seen running unkilled past the wall limit
 	aliveAtCheck []procfs.Proc // those processes
 	maxProcs     int           // most of its processes alive at once

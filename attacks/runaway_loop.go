@@ -17,19 +17,28 @@ func init() {
 	})
 }
 
-// runawayCheck is when the host starts looking for the loop: the 1.5 s
-// wall limit and a grace for the kill to be sent. From then on, a loop
-// that is alive and has no SIGKILL pending was not stopped at the limit.
-// (A loop killed on time but slow to exit on a loaded machine has its
-// SIGKILL pending; one that the 2 s CPU limit stops later was still
-// running past the wall limit, and is seen before it dies.)
+// runawayCheck is when the host starts looking for the loop, counted from
+// when it first saw the program run (starting a sandbox can take a few
+// hundred milliseconds on a loaded machine, and the wall clock counts from
+// there): the 1.5 s wall limit and a grace for the kill to be sent. From
+// then on, a loop that is alive and has no SIGKILL pending was not stopped
+// at the limit. (A loop killed on time but slow to exit has its SIGKILL
+// pending; one that the 2 s CPU limit stops later was still running past
+// the wall limit, and is seen before it dies.)
 const runawayCheck = 1800 * time.Millisecond
 
-func watchRunawayLoop(t *trial, elapsed time.Duration) bool {
-	if t.checked || elapsed < runawayCheck {
+func watchRunawayLoop(t *trial, _ time.Duration) bool {
+	procs := t.attackProcs()
+	if t.seen.IsZero() {
+		if len(procs) > 0 {
+			t.seen = time.Now()
+		}
 		return false
 	}
-	for _, p := range t.attackProcs() {
+	if t.checked || time.Since(t.seen) < runawayCheck {
+		return false
+	}
+	for _, p := range procs {
 		if !procfs.Killed(p.PID) {
 			t.aliveAtCheck = append(t.aliveAtCheck, p)
 		}
@@ -43,7 +52,7 @@ func judgeRunawayLoop(t *trial) verdict {
 	r := t.res
 	switch {
 	case len(t.aliveAtCheck) > 0:
-		return escaped("pid %s still running, not killed, %d ms after the start", pids(t.aliveAtCheck), runawayCheck.Milliseconds())
+		return escaped("pid %s still running, not killed, %d ms after it started", pids(t.aliveAtCheck), runawayCheck.Milliseconds())
 	case len(t.aliveAfter) > 0:
 		return escaped("pid %s still running after the run ended (%d ms)", pids(t.aliveAfter), r.Wall.Milliseconds())
 	case r.Reason == sandbox.ReasonTimeout:
