@@ -20,6 +20,8 @@ type jail struct {
 
 const pidsHierarchy = "/sys/fs/cgroup/pids"
 
+// newJail makes the group sandboxlab-<name>; the runner names it after
+// its own pid and the worker's, so that runs side by side keep apart.
 func newJail(name string) *jail {
 	dir := filepath.Join(pidsHierarchy, "sandboxlab-"+name)
 	if err := os.Mkdir(dir, 0o755); err != nil {

@@ -247,7 +247,7 @@ func (r *Runner) work(ctx context.Context, defect string) (workResult, error) {
 	if err := cmd.Start(); err != nil {
 		return workResult{}, fmt.Errorf("starting worker: %w", err)
 	}
-	jail := newJail(fmt.Sprintf("%d", cmd.Process.Pid))
+	jail := newJail(fmt.Sprintf("%d-%d", os.Getpid(), cmd.Process.Pid))
 	jail.add(cmd.Process.Pid)
 	waitErr := cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

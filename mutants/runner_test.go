@@ -202,3 +202,39 @@ func TestRejudge(t *testing.T) {
 	assert.Check(t, is.Equal(ExitCode(wrong), 3))
 	assert.Check(t, is.Contains(strings.Join(wrong.Defects[indexOf(FailOpen)].Unexpected, ";"), "extra: predicted none, failed wall_timeout"))
 }
+
+// TestRunnerInterruptLeavesNothing: cancelling a run stops its workers
+// promptly and leaves no worker, temporary directory or control group.
+func TestRunnerInterruptLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	results := map[string]*WorkerResult{"": result(nil)}
+	tag := fmt.Sprintf("sandboxlab-runner-test-%d", os.Getpid())
+	worker := func(ctx context.Context, defect string) *exec.Cmd {
+		if defect == "" {
+			return fakeWorkers(t, results)(ctx, "")
+		}
+		// A worker that leaves a grandchild behind in a session of its own.
+		return exec.CommandContext(ctx, "sh", "-c", "setsid sleep 60 "+tag+" & sleep 60", "worker")
+	}
+	r := &Runner{Worker: worker, Predictions: predictions(t, nil), Jobs: 3, Timeout: time.Minute, FailOn: FailOnEscape}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2*time.Second, cancel)
+	start := time.Now()
+	_, err := r.Run(ctx)
+	assert.Check(t, is.ErrorIs(err, context.Canceled))
+	assert.Check(t, time.Since(start) < 20*time.Second, "the run took %v to stop", time.Since(start))
+	left, _ := filepath.Glob(filepath.Join(tmp, "sandboxlab-mutant-*"))
+	assert.Check(t, is.Len(left, 0), "temporary directories left")
+	jails, _ := filepath.Glob(filepath.Join(pidsHierarchy, fmt.Sprintf("sandboxlab-%d-*", os.Getpid())))
+	assert.Check(t, is.Len(jails, 0), "control groups left")
+	out, _ := exec.Command("pgrep", "-f", tag).Output()
+	if newJail("probe").dir == "" {
+		// Without the control group only tagged programs are swept, and
+		// this grandchild carries no tag.
+		exec.Command("pkill", "-f", tag).Run()
+		t.Skipf("no pids control group here (not root?): an untagged grandchild is not swept")
+	}
+	os.Remove(filepath.Join(pidsHierarchy, "sandboxlab-probe"))
+	assert.Check(t, is.Equal(strings.TrimSpace(string(out)), ""), "a worker's grandchild survived")
+}
