@@ -61,6 +61,17 @@ func TestMutate(t *testing.T) {
 	assert.Check(t, is.DeepEqual(d["kill_leader_only"].FailedChecks, []string{"timeout_kills_tree"}),
 		"caught only by the check that takes the CPU limit away")
 
+	// Every check can fail: each one is caught failing by some defect.
+	caught := map[string]bool{}
+	for _, d := range m.Defects {
+		for _, c := range d.FailedChecks {
+			caught[c] = true
+		}
+	}
+	for _, c := range m.Baseline.Checks.Checks {
+		assert.Check(t, caught[c.ID], "no defect makes %s fail: it could be a check that cannot fail", c.ID)
+	}
+
 	facts := filepath.Join(dir, "mutate.json")
 	preds, err := os.ReadFile(filepath.Join(root, "predictions.yaml"))
 	assert.NilError(t, err)
