@@ -1,7 +1,6 @@
 # sandboxlab: the two set-up commands are `make report` and `make test`.
 GO      ?= go
 BIN     := bin/sandboxlab
-GOFLAGS ?=
 
 .PHONY: build test vet bench report tables clean
 
