@@ -23,10 +23,10 @@ import (
 // Exit codes shared by every command (see DESIGN.md, "The runner and the gate").
 const (
 	exitOK          = 0
-	exitInternal    = 1 // usage or internal error
-	exitEscape      = 2 // an unexpected escape
-	exitDivergence  = 3 // a prediction divergence (--fail-on=any)
-	exitBaseline    = 4 // the baseline is broken
+	exitInternal    = 1   // usage or internal error
+	exitEscape      = 2   // an unexpected escape
+	exitDivergence  = 3   // a prediction divergence (--fail-on=any)
+	exitBaseline    = 4   // the baseline is broken
 	exitRunRefused  = 125 // the sandbox refused or failed to run the program
 	exitRunNoExec   = 126 // the program was found but could not be executed
 	exitRunNotFound = 127
