@@ -60,7 +60,7 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 			}
 			cell, err := runCell(ctx, a, level, opts.TempDir)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", report.CellName(a.id, level), err)
+				return nil, fmt.Errorf("%s: %w", report.Cell{Attack: a.id, Level: level}.Name(), err)
 			}
 			rep.Cells = append(rep.Cells, cell)
 			if opts.Progress != nil {

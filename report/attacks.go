@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"sandboxlab/report/verdict"
 )
 
 // Tables renders the attack matrix: one row per attack, one column per
@@ -35,16 +37,16 @@ func (a *Attacks) matrix(p *printer) {
 			c, ok := a.Cell(at, l)
 			switch {
 			case !ok:
-				row = append(row, "not run")
+				row = append(row, verdict.CellNotRun)
 			case a.UnexpectedEscape(c):
-				row = append(row, "ESCAPED")
+				row = append(row, verdict.CellUnexpected)
 			case c.Escaped:
-				row = append(row, "escaped")
+				row = append(row, verdict.CellEscaped)
 			default:
 				row = append(row, c.StoppedBy)
 			}
 		}
-		first := "never"
+		first := verdict.NeverStopped
 		if l, ok := a.FirstStopped[at]; ok && l >= 0 {
 			first = "L" + strconv.Itoa(l)
 		}

@@ -81,14 +81,14 @@ func crossCheckJUnit(m *Mutation, data []byte) error {
 	if got, want := len(suite.Cases), len(m.Defects)+1; got != want {
 		fail("%d testcases, want %d (the baseline and %d defects)", got, want, len(m.Defects))
 	}
-	if suite.Tests != len(suite.Cases) || suite.Failures != counts["failed"] || suite.Errors != counts["error"] || suite.Skipped != counts["skipped"] {
+	if suite.Tests != len(suite.Cases) || suite.Failures != counts[StatusFailed] || suite.Errors != counts[StatusError] || suite.Skipped != counts[StatusSkipped] {
 		fail("testsuite says tests=%d failures=%d errors=%d skipped=%d, its testcases count %d, %d, %d, %d",
-			suite.Tests, suite.Failures, suite.Errors, suite.Skipped, len(suite.Cases), counts["failed"], counts["error"], counts["skipped"])
+			suite.Tests, suite.Failures, suite.Errors, suite.Skipped, len(suite.Cases), counts[StatusFailed], counts[StatusError], counts[StatusSkipped])
 	}
 	if s.Tests != suite.Tests || s.Failures != suite.Failures || s.Errors != suite.Errors || s.Skipped != suite.Skipped {
 		fail("testsuites counts differ from its one testsuite's")
 	}
-	wantBase := yesNo(m.Baseline.OK, "passed", "failed")
+	wantBase := yesNo(m.Baseline.OK, StatusPassed, StatusFailed)
 	if got, ok := status["baseline"]; !ok {
 		fail("no testcase for the baseline")
 	} else if got != wantBase {
@@ -110,10 +110,10 @@ func crossCheckJUnit(m *Mutation, data []byte) error {
 	if !m.Baseline.OK {
 		brokenBase = 1
 	}
-	if got, want := counts["failed"]+counts["error"], m.Summary.Unexpected+brokenBase; got != want {
+	if got, want := counts[StatusFailed]+counts[StatusError], m.Summary.Unexpected+brokenBase; got != want {
 		fail("%d failures and errors, the summary has %d defects with unexpected results", got, m.Summary.Unexpected)
 	}
-	if got, want := counts["error"], m.Summary.Hung; got != want {
+	if got, want := counts[StatusError], m.Summary.Hung; got != want {
 		fail("%d errors, the summary has %d hung or failed runs", got, want)
 	}
 	return errors.Join(errs...)
@@ -136,7 +136,7 @@ func crossCheckTables(m *Mutation, doc string, md bool) error {
 		fail("summary table has %d rows, want 1", len(summary)-1)
 	} else {
 		s := m.Summary
-		want := []string{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), m.Gate}
+		want := []string{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), string(m.Gate)}
 		if got := summary[1]; strings.Join(got, "|") != strings.Join(want, "|") {
 			fail("summary row %q, the JSON says %q", got, want)
 		}
@@ -167,7 +167,7 @@ func crossCheckTables(m *Mutation, doc string, md bool) error {
 		ids = append(ids, d.ID)
 		if got, ok := outcome[d.ID]; !ok {
 			fail("defect %s is missing from the per-defect table", d.ID)
-		} else if got != d.Outcome {
+		} else if got != string(d.Outcome) {
 			fail("defect %s: outcome %q, the JSON says %q", d.ID, got, d.Outcome)
 		}
 	}

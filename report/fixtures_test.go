@@ -4,6 +4,8 @@ package report
 // field set by hand, so the golden files change only when a renderer
 // does.
 
+import "sandboxlab/report/verdict"
+
 var rootIdentity = Identity{UID: 0, Root: true, ProgramUID: 65534}
 
 func fixtureChecks() *Checks {
@@ -95,40 +97,40 @@ func fixtureMutation() *Mutation {
 		FailOn:   "escape", Gate: "fail", MS: 245678, Jobs: 2,
 		Defects: []Defect{
 			{ID: "timeout_hidden", Summary: "a run stopped at the wall-clock limit is reported with TimedOut false", Site: "sandbox/run.go",
-				FailedChecks: []string{"timeout_flag"}, PredictedChecks: []string{"timeout_flag", "tool_wording"}, Outcome: "too_wide",
+				FailedChecks: []string{"timeout_flag"}, PredictedChecks: []string{"timeout_flag", "tool_wording"}, Outcome: verdict.TooWide,
 				EscapedAttacks: []string{}, PredictedAttacks: []string{}, Unexpected: []string{},
-				Known: &Known{Outcome: "too_wide", Why: "the tool words its reply from the stop reason, not from the flag"}, MS: 50123},
+				Known: &Known{Outcome: verdict.TooWide, Why: "the tool words its reply from the stop reason, not from the flag"}, MS: 50123},
 			{ID: "exit_code_lost", Summary: "the program's exit status is reported as 0", Site: "sandbox/run.go",
-				FailedChecks: []string{"exit_status", "tool_errors"}, PredictedChecks: []string{"exit_status"}, Outcome: "extra",
+				FailedChecks: []string{"exit_status", "tool_errors"}, PredictedChecks: []string{"exit_status"}, Outcome: verdict.Extra,
 				EscapedAttacks: []string{}, PredictedAttacks: []string{}, Unexpected: []string{},
-				Known: &Known{Outcome: "extra", Why: "tool_errors fails too, because the careful tool decides from the exit status whether a run was an error"}, MS: 49001},
+				Known: &Known{Outcome: verdict.Extra, Why: "tool_errors fails too, because the careful tool decides from the exit status whether a run was an error"}, MS: 49001},
 			{ID: "traversal_ok", Summary: "the file API's guard against '..' components that leave the directory is gone", Site: "sandbox/files.go",
-				FailedChecks: []string{}, PredictedChecks: []string{"names_traversal"}, Outcome: "escaped",
+				FailedChecks: []string{}, PredictedChecks: []string{"names_traversal"}, Outcome: verdict.Escaped,
 				EscapedAttacks: []string{}, PredictedAttacks: []string{}, Unexpected: []string{},
-				Known: &Known{Outcome: "escaped", Why: "equivalent mutant; the link guard (openat2 RESOLVE_BENEATH) refuses the same names, so no check can fail"}, MS: 48000},
+				Known: &Known{Outcome: verdict.Escaped, Why: "equivalent mutant; the link guard (openat2 RESOLVE_BENEATH) refuses the same names, so no check can fail"}, MS: 48000},
 			{ID: "no_net_ns", Summary: "no network namespace: the program reaches the host's loopback and beyond", Site: "sandbox/run.go",
-				FailedChecks: []string{"no_network"}, PredictedChecks: []string{"no_network"}, Outcome: "exact",
+				FailedChecks: []string{"no_network"}, PredictedChecks: []string{"no_network"}, Outcome: verdict.Exact,
 				EscapedAttacks: []string{"exfiltrate@L4", "exfiltrate@L5"}, PredictedAttacks: []string{"exfiltrate@L4", "exfiltrate@L5"}, Unexpected: []string{}, MS: 51000},
 			{ID: "caps_kept", Summary: "the capability bounding set and capabilities are kept", Site: "sandbox/init.go",
-				FailedChecks: []string{"no_capabilities", "hidden_paths"}, PredictedChecks: []string{"no_capabilities"}, Outcome: "extra",
+				FailedChecks: []string{"no_capabilities", "hidden_paths"}, PredictedChecks: []string{"no_capabilities"}, Outcome: verdict.Extra,
 				EscapedAttacks: []string{"privileged_mount@L5"}, PredictedAttacks: []string{"privileged_mount@L5"},
 				Unexpected: []string{"extra: predicted no_capabilities, failed no_capabilities, hidden_paths"}, MS: 52000},
 			{ID: "no_pid_ns", Summary: "no PID namespace: the program sees the host's processes and its daemons outlive it", Site: "sandbox/run.go",
-				FailedChecks: []string{"no_orphans"}, PredictedChecks: []string{"no_orphans"}, Outcome: "exact",
+				FailedChecks: []string{"no_orphans"}, PredictedChecks: []string{"no_orphans"}, Outcome: verdict.Exact,
 				EscapedAttacks:   []string{"detached_daemon@L3", "detached_daemon@L4", "detached_daemon@L5", "host_process_snoop@L3", "host_process_snoop@L5"},
 				PredictedAttacks: []string{"detached_daemon@L3", "detached_daemon@L4", "detached_daemon@L5"},
 				Unexpected:       []string{"attack cell host_process_snoop@L3 escaped, not predicted", "attack cell host_process_snoop@L5 escaped, not predicted"},
 				UnexpectedEscape: true, MS: 53000},
 			{ID: "quota_ignored", Summary: "the session's disk quota is never checked", Site: "sandbox/session.go",
-				FailedChecks: []string{}, PredictedChecks: []string{"disk_quota"}, Outcome: "escaped",
+				FailedChecks: []string{}, PredictedChecks: []string{"disk_quota"}, Outcome: verdict.Escaped,
 				EscapedAttacks: []string{}, PredictedAttacks: []string{},
 				Unexpected: []string{"escaped: predicted disk_quota, failed none"}, UnexpectedEscape: true, MS: 47000},
 			{ID: "fresh_dir_per_run", Summary: "every run gets a new directory, so nothing survives between runs", Site: "sandbox/session.go",
-				FailedChecks: []string{}, PredictedChecks: []string{"files_persist"}, Outcome: "hung",
+				FailedChecks: []string{}, PredictedChecks: []string{"files_persist"}, Outcome: verdict.Hung,
 				EscapedAttacks: []string{}, PredictedAttacks: []string{},
 				Unexpected: []string{"no verdict: hung: no verdict within 6m0s"}, UnexpectedEscape: true, Error: "hung: no verdict within 6m0s", MS: 360000},
 			{ID: "no_sweep", Summary: "leftover processes of the run's session are not killed after a normal end", Site: "sandbox/run.go",
-				FailedChecks: []string{"sweep_leftovers"}, PredictedChecks: []string{"sweep_leftovers"}, Outcome: "exact",
+				FailedChecks: []string{"sweep_leftovers"}, PredictedChecks: []string{"sweep_leftovers"}, Outcome: verdict.Exact,
 				EscapedAttacks: []string{"lingering_child@L1", "lingering_child@L2"}, PredictedAttacks: []string{"lingering_child@L1", "lingering_child@L2"}, Unexpected: []string{}, MS: 50500},
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sandboxlab/report/verdict"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestAnnotationsGolden(t *testing.T) {
 func TestAnnotationsLimit(t *testing.T) {
 	m := &Mutation{}
 	for i := range 12 {
-		m.Defects = append(m.Defects, Defect{ID: fmt.Sprintf("d%02d", i), Site: "sandbox/run.go", Outcome: "escaped",
+		m.Defects = append(m.Defects, Defect{ID: fmt.Sprintf("d%02d", i), Site: "sandbox/run.go", Outcome: verdict.Escaped,
 			Unexpected: []string{"escaped: predicted x, failed none"}, UnexpectedEscape: true})
 	}
 	var b bytes.Buffer

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"sandboxlab/report/verdict"
 )
 
 // The JUnit XML model: the common schema CI systems read (Jenkins, GitLab,
@@ -80,17 +82,25 @@ type Skipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-// Status is "passed", "failed", "error" or "skipped".
+// The statuses of a JUnit test case.
+const (
+	StatusPassed  = "passed"
+	StatusFailed  = "failed"
+	StatusError   = "error"
+	StatusSkipped = "skipped"
+)
+
+// Status is StatusPassed, StatusFailed, StatusError or StatusSkipped.
 func (c TestCase) Status() string {
 	switch {
 	case c.Failure != nil:
-		return "failed"
+		return StatusFailed
 	case c.Error != nil:
-		return "error"
+		return StatusError
 	case c.Skipped != nil:
-		return "skipped"
+		return StatusSkipped
 	}
-	return "passed"
+	return StatusPassed
 }
 
 // seconds formats milliseconds as JUnit's seconds.
@@ -108,11 +118,11 @@ func newSuite(name string, ms int64, props []Property, cases []TestCase) TestSui
 	var sum float64
 	for _, c := range cases {
 		switch c.Status() {
-		case "failed":
+		case StatusFailed:
 			s.Failures++
-		case "error":
+		case StatusError:
 			s.Errors++
-		case "skipped":
+		case StatusSkipped:
 			s.Skipped++
 		}
 		t, _ := strconv.ParseFloat(c.Time, 64)
@@ -222,15 +232,15 @@ func (m *Mutation) JUnit() *TestSuites {
 		tc := TestCase{Name: d.ID, ClassName: "sandboxlab.mutate", Time: seconds(d.MS)}
 		detail := defectDetail(d)
 		switch status := DefectStatus(d); status {
-		case "error":
-			tc.Error = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: d.Outcome, Text: detail}
-		case "failed":
+		case StatusError:
+			tc.Error = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: string(d.Outcome), Text: detail}
+		case StatusFailed:
 			typ := "prediction divergence"
 			if d.UnexpectedEscape {
 				typ = "unexpected escape"
 			}
 			tc.Failure = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: typ, Text: detail}
-		case "skipped":
+		case StatusSkipped:
 			tc.Skipped = &Skipped{Message: d.Known.String()}
 			tc.SystemOut = detail
 		default:
@@ -239,24 +249,24 @@ func (m *Mutation) JUnit() *TestSuites {
 		cases = append(cases, tc)
 	}
 	props := append(m.Identity.properties(),
-		Property{"fail_on", m.FailOn}, Property{"gate", m.Gate}, Property{"jobs", strconv.Itoa(m.Jobs)})
+		Property{"fail_on", string(m.FailOn)}, Property{"gate", string(m.Gate)}, Property{"jobs", strconv.Itoa(m.Jobs)})
 	return newSuites("sandboxlab mutate", newSuite("mutate", m.MS, props, cases))
 }
 
-// DefectStatus is the JUnit status of a defect's test case: "error" when
-// its run gave no verdict, "failed" when something is unexpected,
-// "skipped" for a known escape (an equivalent mutant: no check can catch
-// it), "passed" otherwise, known divergences that were caught included.
+// DefectStatus is the JUnit status of a defect's test case: an error when
+// its run gave no verdict, failed when something is unexpected, skipped
+// for a known escape (an equivalent mutant: no check can catch it),
+// passed otherwise, known divergences that were caught included.
 func DefectStatus(d Defect) string {
 	switch {
-	case d.Outcome == "hung" || d.Outcome == "error":
-		return "error"
+	case d.Outcome.NoVerdict():
+		return StatusError
 	case len(d.Unexpected) > 0:
-		return "failed"
-	case d.Known != nil && d.Outcome == "escaped":
-		return "skipped"
+		return StatusFailed
+	case d.Known != nil && d.Outcome == verdict.Escaped:
+		return StatusSkipped
 	}
-	return "passed"
+	return StatusPassed
 }
 
 // defectDetail is the full diff of one defect, for the test case's text.

@@ -4,7 +4,7 @@
 // every format carries the same facts.
 package report
 
-import "strconv"
+import "sandboxlab/report/verdict"
 
 // Identity says who ran a report: host identity matters (root can mount at
 // L0–L2; a fixture's owner decides what the uid mapping stops).
@@ -86,12 +86,7 @@ type Cell struct {
 }
 
 // Name is the cell's id as predictions.yaml writes it: attack@L<n>.
-func (c Cell) Name() string { return CellName(c.Attack, c.Level) }
-
-// CellName formats an attack cell id: attack@L<n>.
-func CellName(attack string, level int) string {
-	return attack + "@L" + strconv.Itoa(level)
-}
+func (c Cell) Name() string { return verdict.AtLevel(c.Attack, c.Level).String() }
 
 // Attacks is the report of 'sandboxlab attack': the attack × level matrix.
 type Attacks struct {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"sandboxlab/report/verdict"
 )
 
 // Mutation is the report of 'sandboxlab mutate': the baseline, each
@@ -20,9 +22,9 @@ type Mutation struct {
 	// Summary counts the defects by outcome (see Tally).
 	Summary Summary `json:"summary"`
 	// FailOn is the gate's policy: escape, any or never.
-	FailOn string `json:"fail_on"`
-	// Gate is "pass" or "fail".
-	Gate string `json:"gate"`
+	FailOn verdict.FailOn `json:"fail_on"`
+	// Gate is pass or fail.
+	Gate verdict.Gate `json:"gate"`
 	// MS is the wall time of the whole run.
 	MS int64 `json:"ms"`
 	// Jobs is how many defects ran at once.
@@ -61,7 +63,7 @@ type Defect struct {
 	PredictedChecks []string `json:"predicted_checks"`
 	// Outcome compares the two: exact, too_wide, extra, different,
 	// escaped (no check failed), hung or error.
-	Outcome string `json:"outcome"`
+	Outcome verdict.Outcome `json:"outcome"`
 	// EscapedAttacks are the attack cells that escaped with the defect on
 	// and are stopped on the correct sandbox (attack@L<n>).
 	EscapedAttacks []string `json:"escaped_attacks"`
@@ -85,7 +87,7 @@ type Defect struct {
 type Known struct {
 	// Outcome is the checks' outcome expected instead of the prediction
 	// ("" when the checks go as predicted).
-	Outcome string `json:"outcome"`
+	Outcome verdict.Outcome `json:"outcome"`
 	// Attacks are the attack cells known to go against the prediction.
 	Attacks []string `json:"attacks,omitempty"`
 	// Why explains it.
@@ -96,7 +98,7 @@ type Known struct {
 func (k *Known) String() string {
 	var what []string
 	if k.Outcome != "" {
-		what = append(what, k.Outcome)
+		what = append(what, string(k.Outcome))
 	}
 	if len(k.Attacks) > 0 {
 		what = append(what, "attack cells "+cells(k.Attacks))
@@ -106,7 +108,7 @@ func (k *Known) String() string {
 
 // Caught reports whether some check failed with the defect on.
 func (d *Defect) Caught() bool {
-	return d.Outcome != "escaped" && d.Outcome != "hung" && d.Outcome != "error"
+	return d.Outcome.Caught()
 }
 
 // Summary counts the defects by outcome.
@@ -137,17 +139,17 @@ func (m *Mutation) Tally() {
 			s.Caught++
 		}
 		switch d.Outcome {
-		case "escaped":
+		case verdict.Escaped:
 			s.Escaped++
-		case "exact":
+		case verdict.Exact:
 			s.Exact++
-		case "too_wide":
+		case verdict.TooWide:
 			s.TooWide++
-		case "extra":
+		case verdict.Extra:
 			s.Extra++
-		case "different":
+		case verdict.Different:
 			s.Different++
-		case "hung", "error":
+		case verdict.Hung, verdict.Error:
 			s.Hung++
 		}
 		if len(d.Unexpected) > 0 {
@@ -178,16 +180,19 @@ func (m *Mutation) Tables(w io.Writer, md bool) error {
 		p.printf("\n")
 	}
 	p.table(summaryHeader,
-		[][]string{{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), m.Gate}})
+		[][]string{{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), string(m.Gate)}})
 	if len(m.Defects) > 0 {
 		p.printf("- %d of %d defects caught; %d failed exactly the checks predicted.\n", s.Caught, s.Defects, s.Exact)
-		for _, o := range []struct{ outcome, words string }{
-			{"escaped", "escaped (no check failed)"},
-			{"too_wide", "prediction too wide"},
-			{"extra", "an extra failure"},
-			{"different", "different checks failed"},
-			{"hung", "hung (no verdict)"},
-			{"error", "failed to run (no verdict)"},
+		for _, o := range []struct {
+			outcome verdict.Outcome
+			words   string
+		}{
+			{verdict.Escaped, "escaped (no check failed)"},
+			{verdict.TooWide, "prediction too wide"},
+			{verdict.Extra, "an extra failure"},
+			{verdict.Different, "different checks failed"},
+			{verdict.Hung, "hung (no verdict)"},
+			{verdict.Error, "failed to run (no verdict)"},
 		} {
 			var ids []string
 			for _, d := range m.Defects {
@@ -215,7 +220,7 @@ func (m *Mutation) Tables(w io.Writer, md bool) error {
 		p.heading("Defects")
 		rows := make([][]string, 0, len(m.Defects))
 		for _, d := range m.Defects {
-			rows = append(rows, []string{d.ID, list(d.PredictedChecks), list(d.FailedChecks), d.Outcome,
+			rows = append(rows, []string{d.ID, list(d.PredictedChecks), list(d.FailedChecks), string(d.Outcome),
 				cells(d.PredictedAttacks), cells(d.EscapedAttacks), note(d)})
 		}
 		p.table([]string{"defect", "predicted to fail", "failed", "outcome", "predicted attack escapes", "attack escapes", "why"}, rows)
@@ -250,7 +255,7 @@ func gateSentence(m *Mutation) string {
 		}
 	}
 	switch {
-	case m.Gate != "pass":
+	case m.Gate != verdict.Pass:
 		return "The gate fails: unexpected results for " + strings.Join(ids, ", ")
 	case len(ids) == 0:
 		return "The gate holds: every result is predicted or known"
@@ -284,21 +289,25 @@ func list(ids []string) string {
 }
 
 // cells shortens attack cells: attack@L1, attack@L2 → attack@L1-2.
+// Cells whose column is not a level are kept as they are, after the rest.
 func cells(cs []string) string {
 	if len(cs) == 0 {
 		return "-"
 	}
 	levels := map[string][]int{}
-	var order []string
+	var order, others []string
 	for _, c := range cs {
-		at, lvl, ok := strings.Cut(c, "@L")
-		if !ok {
+		cell, err := verdict.ParseCell(c)
+		lvl, isLevel := cell.Level()
+		if err != nil || !isLevel {
+			others = append(others, c)
 			continue
 		}
+		at := cell.Attack
 		if _, seen := levels[at]; !seen {
 			order = append(order, at)
 		}
-		levels[at] = append(levels[at], int(lvl[0]-'0'))
+		levels[at] = append(levels[at], lvl)
 	}
 	var out []string
 	for _, at := range order {
@@ -318,7 +327,7 @@ func cells(cs []string) string {
 			out = append(out, fmt.Sprintf("%s@L%s", at, strings.Join(s, ",")))
 		}
 	}
-	return strings.Join(out, ", ")
+	return strings.Join(append(out, others...), ", ")
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }

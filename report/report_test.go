@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"sandboxlab/report/verdict"
 	"strings"
 	"testing"
 
@@ -221,7 +222,7 @@ func TestAllFormatsAgree(t *testing.T) {
 			ids, outcomes = append(ids, row[0]), append(outcomes, row[3])
 		}
 		assert.Check(t, is.DeepEqual(ids, []string{"timeout_hidden", "exit_code_lost", "traversal_ok", "no_net_ns", "caps_kept", "no_pid_ns", "quota_ignored", "fresh_dir_per_run", "no_sweep"}), f)
-		assert.Check(t, is.DeepEqual(outcomes, []string{"too_wide", "extra", "escaped", "exact", "extra", "exact", "escaped", "hung", "exact"}), f)
+		assert.Check(t, is.DeepEqual(outcomes, outcomeNames(verdict.TooWide, verdict.Extra, verdict.Escaped, verdict.Exact, verdict.Extra, verdict.Exact, verdict.Escaped, verdict.Hung, verdict.Exact)), f)
 		assert.Check(t, is.DeepEqual(findTable(tables, "defects")[1], []string{"9", "6", "2", "3", "1", "2", "0", "1", "4", "fail"}), f)
 	}
 	data, err = os.ReadFile(filepath.Join(dir, "mutate.junit.xml"))
@@ -272,4 +273,12 @@ func TestParseFormat(t *testing.T) {
 	}
 	_, err := ParseFormat("xml")
 	assert.Check(t, is.ErrorContains(err, `unknown format "xml" (want text, markdown, json, junit)`))
+}
+
+func outcomeNames(os ...verdict.Outcome) []string {
+	out := make([]string, len(os))
+	for i, o := range os {
+		out[i] = string(o)
+	}
+	return out
 }

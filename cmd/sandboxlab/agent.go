@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"sandboxlab/checks"
@@ -12,7 +11,7 @@ func init() {
 	register(command{name: "agent", summary: "run the scripted agent with the careful and the naive tool", run: agentCmd})
 }
 
-func agentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func agentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("agent", formatUsage+" [--defect ID]",
 		"Runs the scripted agent (rules, no model) on four tasks (typo, slow, state, memory) with the\n"+
 			"careful tool and with the naive tool, each task in a fresh level-5 session, then the state\n"+
@@ -24,28 +23,21 @@ func agentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			"made, whatever it shows, and 1 when the sandbox could not run the agent's code.", stderr)
 	out := outputFlags(fs, "agent")
 	defect := defectFlag(fs)
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
+	if stop, err := parseFlags(fs, args); stop {
+		return err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sandboxlab agent: unexpected argument %q (sandboxlab agent --help)\n", fs.Arg(0))
-		return exitInternal
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if err := out.check(); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab agent: %v\n", err)
-		return exitInternal
+		return usagef("%v", err)
 	}
-	if !enableDefect(*defect, stderr) {
-		return exitInternal
+	if err := enableDefect(*defect); err != nil {
+		return err
 	}
 	rep, err := checks.RunAgent(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandboxlab agent: %v\n", err)
-		return exitInternal
+		return err
 	}
-	if err := out.write(stdout, rep); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab agent: %v\n", err)
-		return exitInternal
-	}
-	return exitOK
+	return out.write(stdout, rep)
 }

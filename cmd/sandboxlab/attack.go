@@ -9,6 +9,7 @@ import (
 
 	"sandboxlab/attacks"
 	"sandboxlab/report"
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 )
 
@@ -16,7 +17,7 @@ func init() {
 	register(command{name: "attack", summary: "run the 16 attack programs at each level and print the matrix", run: attackCmd})
 }
 
-func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("attack", "[--only ID,...] [--levels 0-5] "+formatUsage+" [--defect ID]",
 		"Runs each attack program (Python, through the sandbox as agent code is run) at each level\n"+
 			"and judges it from evidence on the host, never from the program's word. Prints one row per\n"+
@@ -31,29 +32,25 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	levels := fs.String("levels", fmt.Sprintf("0-%d", sandbox.Levels-1), "run only the `LEVELS`: levels and ranges, such as 0-5, 3 or 0,4-5")
 	out := outputFlags(fs, "attack")
 	defect := defectFlag(fs)
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
+	if stop, err := parseFlags(fs, args); stop {
+		return err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sandboxlab attack: unexpected argument %q (sandboxlab attack --help)\n", fs.Arg(0))
-		return exitInternal
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if err := out.check(); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab attack: %v\n", err)
-		return exitInternal
+		return usagef("%v", err)
 	}
 	opts := attacks.Options{}
 	var err error
 	if opts.Only, err = attacks.ParseOnly(*only); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab attack: --only: %v\n", err)
-		return exitInternal
+		return usagef("--only: %v", err)
 	}
 	if opts.Levels, err = attacks.ParseLevels(*levels); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab attack: --levels: %v\n", err)
-		return exitInternal
+		return usagef("--levels: %v", err)
 	}
-	if !enableDefect(*defect, stderr) {
-		return exitInternal
+	if err := enableDefect(*defect); err != nil {
+		return err
 	}
 	if p := out.progress(stderr); p.on {
 		unique := map[string]bool{}
@@ -70,11 +67,11 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		done := 0
 		opts.Progress = func(c report.Cell) {
 			done++
-			verdict := "escaped"
+			state := verdict.CellEscaped
 			if !c.Escaped {
-				verdict = "stopped (" + c.StoppedBy + ")"
+				state = "stopped (" + c.StoppedBy + ")"
 			}
-			p.line("%s %-22s %s  %d ms", counter(done, rows*levels), c.Name(), verdict, c.MS)
+			p.line("%s %-22s %s  %d ms", counter(done, rows*levels), c.Name(), state, c.MS)
 		}
 	}
 	rep, err := attacks.Run(ctx, opts)
@@ -82,14 +79,9 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if errors.Is(err, context.Canceled) {
 			err = errors.New("interrupted")
 		}
-		fmt.Fprintf(stderr, "sandboxlab attack: %v\n", err)
-		return exitInternal
+		return err
 	}
-	if err := out.write(stdout, rep); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab attack: %v\n", err)
-		return exitInternal
-	}
-	return exitOK
+	return out.write(stdout, rep)
 }
 
 // attackList describes every attack for --help.

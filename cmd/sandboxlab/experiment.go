@@ -15,7 +15,7 @@ func init() {
 	register(command{name: "experiment", summary: "measure the course notes' experiments: cpu-quirk, nproc, layer-hiding", run: experimentCmd})
 }
 
-func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("experiment", "cpu-quirk|nproc|layer-hiding|all "+formatUsage,
 		"cpu-quirk     a busy loop under a 2 s CPU limit: no namespace, as PID 1, and as PID 1 with the soft limit only\n"+
 			"nproc         RLIMIT_NPROC=5 as root in a user namespace with a 0→0 map (deliberately), then the monitor\n"+
@@ -27,18 +27,16 @@ func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:] // flags may follow the name
 	}
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
+	if stop, err := parseFlags(fs, args); stop {
+		return err
 	}
 	if name == "" && fs.NArg() == 1 {
 		name = fs.Arg(0)
 	} else if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sandboxlab experiment: unexpected arguments %q\n", fs.Args())
-		return exitInternal
+		return usagef("unexpected arguments %q", fs.Args())
 	}
 	if err := out.check(); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab experiment: %v\n", err)
-		return exitInternal
+		return usagef("%v", err)
 	}
 	var list []*checks.Experiment
 	switch e := checks.LookupExperiment(name); {
@@ -47,8 +45,7 @@ func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case e != nil:
 		list = []*checks.Experiment{e}
 	default:
-		fmt.Fprintf(stderr, "sandboxlab experiment: want cpu-quirk, nproc, layer-hiding or all, got %q\n", name)
-		return exitInternal
+		return usagef("want cpu-quirk, nproc, layer-hiding or all, got %q", name)
 	}
 	p := out.progress(stderr)
 	var reps report.Experiments
@@ -56,8 +53,7 @@ func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		start := time.Now()
 		r, err := e.Run(ctx)
 		if err != nil {
-			fmt.Fprintf(stderr, "sandboxlab experiment %s: %v\n", e.ID, err)
-			return exitInternal
+			return fmt.Errorf("%s: %w", e.ID, err)
 		}
 		p.line("%s %-13s measured in %s", counter(i+1, len(list)), e.ID, roundDuration(time.Since(start)))
 		reps = append(reps, r)
@@ -66,9 +62,5 @@ func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(reps) == 1 {
 		rep = reps[0]
 	}
-	if err := out.write(stdout, rep); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab experiment: %v\n", err)
-		return exitInternal
-	}
-	return exitOK
+	return out.write(stdout, rep)
 }

@@ -1,6 +1,7 @@
 // Command sandboxlab runs programs in the sandbox, checks the sandbox's
 // promises, attacks it, and runs the planted-defect harness against its
-// own test suite.
+// own test suite. It is thin: flags, wiring and exit codes; the work is
+// done by the packages it calls.
 package main
 
 import (
@@ -18,29 +19,17 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
+	"sandboxlab/report/verdict"
+	"sandboxlab/sandbox/reexec"
 )
 
-// Exit codes shared by every command (see DESIGN.md, "The runner and the gate").
-const (
-	exitOK          = 0
-	exitInternal    = 1   // usage or internal error
-	exitEscape      = 2   // an unexpected escape
-	exitDivergence  = 3   // a prediction divergence (--fail-on=any)
-	exitBaseline    = 4   // the baseline is broken
-	exitRunRefused  = 125 // the sandbox refused or failed to run the program
-	exitRunNoExec   = 126 // the program was found but could not be executed
-	exitRunNotFound = 127
-)
-
-// errUsage marks an error the user can fix by changing the command line.
-var errUsage = errors.New("usage")
-
+// command is one subcommand.
 type command struct {
 	name    string
 	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
-	// hidden keeps a command the harness runs for itself out of --help.
-	hidden bool
+	// run does the command's work. A nil error exits 0; an error carries
+	// its exit code (see exitError), ExitInternal when it says none.
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 var commands []command
@@ -48,12 +37,16 @@ var commands []command
 func register(c command) { commands = append(commands, c) }
 
 func main() {
+	// This binary is also the sandbox's init and the harness's helpers:
+	// a helper never gets past this line.
+	reexec.Init()
 	// Whatever descriptors the shell or CI left open without close-on-exec
 	// are not the sandbox's to pass on, not even at L0.
 	unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -61,17 +54,65 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
-			return exitInternal
+			return verdict.ExitInternal
 		}
-		return exitOK
+		return verdict.ExitOK
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
+			return exitWith(c.run(ctx, args[1:], stdout, stderr), "sandboxlab "+c.name, stderr)
 		}
 	}
 	fmt.Fprintf(stderr, "sandboxlab: unknown command %q (see sandboxlab --help)\n", args[0])
-	return exitInternal
+	return verdict.ExitInternal
+}
+
+// exitWith prints err, if it says anything, and returns its exit code.
+func exitWith(err error, prefix string, stderr io.Writer) int {
+	if err == nil {
+		return verdict.ExitOK
+	}
+	code := verdict.ExitInternal
+	var e *exitError
+	if errors.As(err, &e) {
+		code = e.code
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintf(stderr, "%s: %s\n", prefix, msg)
+	}
+	return code
+}
+
+// exitError is an error that carries the exit code it calls for. With a
+// nil err it is a silent exit: what there was to say is said.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// exit returns a silent exit with code (nil for 0).
+func exit(code int) error {
+	if code == verdict.ExitOK {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// failWith returns err with the exit code it calls for.
+func failWith(code int, err error) error { return &exitError{code: code, err: err} }
+
+// usagef reports a mistake on the command line (exit 1).
+func usagef(format string, args ...any) error {
+	return failWith(verdict.ExitInternal, fmt.Errorf(format, args...))
 }
 
 func usage(w io.Writer) {
@@ -79,9 +120,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nA sandbox for code an AI agent writes, and a harness that proves its test suite works.")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands {
-		if !c.hidden {
-			fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
-		}
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'sandboxlab COMMAND --help' for a command's flags.")
 }
@@ -98,16 +137,24 @@ func newFlags(name, args, summary string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; it returns an exit code and false when the
-// command should stop (help asked for, or bad flags).
-func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+// parseFlags parses args. Help asked for is a silent exit 0; bad flags a
+// silent exit 1 (the flag package has said why).
+func parseFlags(fs *flag.FlagSet, args []string) (stop bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
+			return true, nil
 		}
-		return exitInternal, false
+		return true, exit(verdict.ExitInternal)
 	}
-	return 0, true
+	return false, nil
+}
+
+// noArgs refuses positional arguments after the flags.
+func noArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (sandboxlab %s --help)", fs.Arg(0), fs.Name())
+	}
+	return nil
 }
 
 // defectFlag adds --defect, which switches one planted defect on for the
@@ -117,10 +164,9 @@ func defectFlag(fs *flag.FlagSet) *string {
 }
 
 // enableDefect applies --defect.
-func enableDefect(id string, stderr io.Writer) bool {
+func enableDefect(id string) error {
 	if err := mutants.Enable(id); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab: --defect: %v\n", err)
-		return false
+		return usagef("--defect: %v", err)
 	}
-	return true
+	return nil
 }

@@ -17,16 +17,18 @@ import (
 	"sandboxlab/attacks"
 	"sandboxlab/checks"
 	"sandboxlab/mutants"
+	"sandboxlab/mutants/harness"
 	"sandboxlab/report"
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/reexec"
 )
 
 func init() {
 	register(command{name: "mutate", summary: "switch on each planted defect in turn and diff what fails against predictions.yaml", run: mutateCmd})
-	register(command{name: "mutant", summary: "run the checks and the attack matrix with one defect on (the mutate worker)", run: mutantCmd, hidden: true})
 }
 
-func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("mutate", "[--predictions FILE] [--only id,...] [-j N] [--fail-on escape|any|never] "+formatUsage,
 		"Runs the correct sandbox first (the baseline: every check must pass and the attack matrix must match\n"+
 			"the predictions' baseline), then each planted defect in a process of its own: the 26 checks and the\n"+
@@ -43,60 +45,43 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	predFile := fs.String("predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
 	only := fs.String("only", "", "comma-separated defect `ids` to run (default all)")
 	jobs := fs.Int("j", defaultJobs(), "defects run at once (`N`); each runs its checks and attacks one after another")
-	failOn := fs.String("fail-on", mutants.FailOnEscape, "what fails the gate: `escape` (an unexpected escape), any (any divergence), never")
+	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape` (an unexpected escape), any (any divergence), never")
 	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one defect's run; past it the defect is reported as hung")
 	replay := fs.String("replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\nor --out) against the predictions, e.g. to try an edit of predictions.yaml")
 	out := outputFlags(fs, "mutate")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
+	if stop, err := parseFlags(fs, args); stop {
+		return err
 	}
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(stderr, "sandboxlab mutate: "+format+"\n", args...)
-		return exitInternal
-	}
-	if fs.NArg() > 0 {
-		return fail("unexpected arguments %q", fs.Args())
+	if err := noArgs(fs); err != nil {
+		return err
 	}
 	if err := out.check(); err != nil {
-		return fail("%v", err)
+		return usagef("%v", err)
 	}
-	switch *failOn {
-	case mutants.FailOnEscape, mutants.FailOnAny, mutants.FailOnNever:
-	default:
-		return fail("--fail-on: want escape, any or never, got %q", *failOn)
+	failOn, err := verdict.ParseFailOn(*failOnFlag)
+	if err != nil {
+		return usagef("--fail-on: %v", err)
 	}
 	if *jobs < 1 {
-		return fail("-j: want at least 1, got %d", *jobs)
+		return usagef("-j: want at least 1, got %d", *jobs)
 	}
 	if !mutants.Compiled {
-		return fail("%v", mutants.ErrNotCompiled)
+		return mutants.ErrNotCompiled
 	}
-	data, name := sandboxlab.Predictions, "the built-in predictions.yaml"
-	var err error
-	if *predFile != "" {
-		if data, err = os.ReadFile(*predFile); err != nil {
-			return fail("%v", err)
-		}
-		name = *predFile
-	}
-	preds, err := mutants.ParsePredictions(data, mutants.Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels})
+	preds, err := loadPredictions(*predFile)
 	if err != nil {
-		return fail("%s: %v", name, err)
+		return err
 	}
 	if *replay != "" {
 		prev, err := readMutation(*replay)
 		if err != nil {
-			return fail("--replay: %v", err)
+			return fmt.Errorf("--replay: %w", err)
 		}
-		m, err := mutants.Rejudge(prev, preds, *failOn)
+		m, err := harness.Rejudge(prev, preds, failOn)
 		if err != nil {
-			return fail("--replay %s: %v", *replay, err)
+			return fmt.Errorf("--replay %s: %w", *replay, err)
 		}
-		return finishMutate(m, out, stdout, stderr, fail)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fail("finding this binary: %v", err)
+		return finishMutate(m, out, stdout, stderr)
 	}
 	p := out.progress(stderr)
 	var (
@@ -137,17 +122,17 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return fmt.Sprintf("mutate: %d of %d defects done, %s elapsed%s", done, total, elapsed, left())
 	})
-	r := &mutants.Runner{
+	r := &harness.Runner{
 		Worker: func(ctx context.Context, defect string) *exec.Cmd {
-			return exec.CommandContext(ctx, exe, "mutant", "--defect", defect)
+			return reexec.CommandContext(ctx, workerName, "--defect", defect)
 		},
 		Predictions: preds,
 		Only:        splitList(*only),
 		Jobs:        *jobs,
 		Timeout:     *timeout,
-		FailOn:      *failOn,
+		FailOn:      failOn,
 		Identity:    identity(),
-		Progress: func(pr mutants.Progress) {
+		Progress: func(pr harness.Progress) {
 			mu.Lock()
 			if pr.Defect.ID == "" {
 				baseDone, total = max(pr.Elapsed, time.Nanosecond), pr.Total
@@ -166,9 +151,27 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	m, err := r.Run(ctx)
 	p.end()
 	if err != nil {
-		return fail("%v", err)
+		return err
 	}
-	return finishMutate(m, out, stdout, stderr, fail)
+	return finishMutate(m, out, stdout, stderr)
+}
+
+// loadPredictions reads the predictions file, or the one built into the
+// binary when file is "".
+func loadPredictions(file string) (*harness.Predictions, error) {
+	data, name := sandboxlab.Predictions, "the built-in predictions.yaml"
+	if file != "" {
+		var err error
+		if data, err = os.ReadFile(file); err != nil {
+			return nil, err
+		}
+		name = file
+	}
+	preds, err := harness.ParsePredictions(data, harness.Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return preds, nil
 }
 
 // defaultJobs is one worker more than there are cores: a worker spends
@@ -191,21 +194,21 @@ func readMutation(path string) (*report.Mutation, error) {
 	return &m, nil
 }
 
-// finishMutate writes the report and the annotations and returns the
-// gate's exit code.
-func finishMutate(m *report.Mutation, out *output, stdout, stderr io.Writer, fail func(string, ...any) int) int {
+// finishMutate writes the report and the annotations and exits with the
+// gate's code.
+func finishMutate(m *report.Mutation, out *output, stdout, stderr io.Writer) error {
 	if err := out.write(stdout, m); err != nil {
-		return fail("%v", err)
+		return err
 	}
 	// Annotations go to stderr: the Actions runner reads workflow
 	// commands from both streams, and stdout may be carrying JSON or
 	// JUnit that a ::error line would corrupt.
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		if err := report.WriteGitHubAnnotations(stderr, m, report.SiteLocator(sourceRoots()...)); err != nil {
-			return fail("writing annotations: %v", err)
+			return fmt.Errorf("writing annotations: %w", err)
 		}
 	}
-	return mutants.ExitCode(m)
+	return exit(harness.ExitCode(m))
 }
 
 // sourceRoots lists where the planted sites' files may be found, most
@@ -258,32 +261,4 @@ func moduleRoot(dir string) string {
 // identity says who runs the harness, for every report.
 func identity() report.Identity {
 	return report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: sandbox.HostIdentity().UID}
-}
-
-// mutantCmd is the worker of 'mutate': the checks, then the attack
-// matrix, with one defect on, as one JSON object.
-func mutantCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("mutant", "[--defect ID]", "The worker 'mutate' runs for each defect; prints a JSON object {checks, attacks}.", stderr)
-	defect := defectFlag(fs)
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if !enableDefect(*defect, stderr) {
-		return exitInternal
-	}
-	var res mutants.WorkerResult
-	var err error
-	if res.Checks, err = checks.RunAll(ctx, checks.Options{}); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab mutant: checks: %v\n", err)
-		return exitInternal
-	}
-	if res.Attacks, err = attacks.Run(ctx, attacks.Options{}); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab mutant: attacks: %v\n", err)
-		return exitInternal
-	}
-	if err := json.NewEncoder(stdout).Encode(res); err != nil {
-		fmt.Fprintf(stderr, "sandboxlab mutant: %v\n", err)
-		return exitInternal
-	}
-	return exitOK
 }

@@ -16,6 +16,7 @@ import (
 	"gotest.tools/v3/skip"
 
 	"sandboxlab/report"
+	"sandboxlab/report/verdict"
 )
 
 // TestMutate is the project's main promise, run once per 'make test': the
@@ -46,18 +47,18 @@ func TestMutate(t *testing.T) {
 	assert.Check(t, is.DeepEqual(m.Summary, report.Summary{
 		Defects: 29, Caught: 27, Escaped: 2, Exact: 25, TooWide: 1, Extra: 1,
 	}), "per defect:\n%s", unexpectedLines(&m))
-	assert.Check(t, is.Equal(m.Gate, "pass"))
+	assert.Check(t, is.Equal(m.Gate, verdict.Pass))
 
 	d := defects(&m)
 	for _, id := range []string{"traversal_ok", "abs_path_ok"} {
-		assert.Check(t, is.Equal(d[id].Outcome, "escaped"), id)
-		assert.Check(t, d[id].Known != nil && d[id].Known.Outcome == "escaped", id)
+		assert.Check(t, is.Equal(d[id].Outcome, verdict.Escaped), id)
+		assert.Check(t, d[id].Known != nil && d[id].Known.Outcome == verdict.Escaped, id)
 	}
 	assert.Check(t, is.DeepEqual(d["path_guards_off"].FailedChecks, []string{"names_traversal", "names_absolute", "file_links"}))
 	assert.Check(t, is.DeepEqual(d["timeout_hidden"].FailedChecks, []string{"timeout_flag"}))
-	assert.Check(t, is.Equal(d["timeout_hidden"].Outcome, "too_wide"))
+	assert.Check(t, is.Equal(d["timeout_hidden"].Outcome, verdict.TooWide))
 	assert.Check(t, is.DeepEqual(d["exit_code_lost"].FailedChecks, []string{"exit_status", "tool_errors"}))
-	assert.Check(t, is.Equal(d["exit_code_lost"].Outcome, "extra"))
+	assert.Check(t, is.Equal(d["exit_code_lost"].Outcome, verdict.Extra))
 	assert.Check(t, is.DeepEqual(d["kill_leader_only"].FailedChecks, []string{"timeout_kills_tree"}),
 		"caught only by the check that takes the CPU limit away")
 

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 )
 
@@ -20,7 +21,7 @@ func init() {
 	register(command{name: "run", summary: "run one command in the sandbox", run: runCmd})
 }
 
-func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", "[--level N] [--json] [--session DIR] -- CMD [ARGS]",
 		"Runs CMD under the level's policy and reports how it ended. Without --json it prints the\n"+
 			"program's output and a status line, and exits with the program's status (128+signal when\n"+
@@ -30,30 +31,26 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	sessionDir := fs.String("session", "", "run in the session directory `DIR` made by 'sandboxlab session new' (kept afterwards)")
 	defect := defectFlag(fs)
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
+	if stop, err := parseFlags(fs, args); stop {
+		return err
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "sandboxlab run: no command given (sandboxlab run --help)")
-		return exitInternal
+		return usagef("no command given (sandboxlab run --help)")
 	}
-	if !enableDefect(*defect, stderr) {
-		return exitInternal
+	if err := enableDefect(*defect); err != nil {
+		return err
 	}
 	policy, err := sandbox.Preset(*level)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandboxlab run: --level: %v\n", err)
-		return exitInternal
+		return usagef("--level: %v", err)
 	}
 	path, err := exec.LookPath(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
-		return exitRunNotFound
+		return failWith(verdict.ExitRunNotFound, err)
 	}
 	s, err := openSession(policy, *sessionDir)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
-		return exitRunRefused
+		return failWith(verdict.ExitRunRefused, err)
 	}
 	res, err := s.Run(ctx, sandbox.Command{Path: path, Args: fs.Args()[1:]})
 	if *sessionDir == "" {
@@ -62,8 +59,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil && res == nil {
-		fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
-		return startFailure(err)
+		return failWith(startFailure(err), err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -73,14 +69,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
 		}
 		if res.Reason == sandbox.ReasonRefused {
-			return exitRunRefused
+			return exit(verdict.ExitRunRefused)
 		}
-		return exitOK
+		return nil
 	}
 	io.WriteString(stdout, res.Stdout)
 	io.WriteString(stderr, res.Stderr)
 	fmt.Fprintln(stderr, statusLine(res))
-	return exitStatus(res)
+	return exit(exitStatus(res))
 }
 
 // statusLine sums a result up in one line for people.
@@ -119,7 +115,7 @@ func statusLine(r *sandbox.Result) string {
 func exitStatus(r *sandbox.Result) int {
 	switch {
 	case r.Reason == sandbox.ReasonRefused:
-		return exitRunRefused
+		return verdict.ExitRunRefused
 	case r.Signal != "":
 		return 128 + int(unix.SignalNum(r.Signal))
 	}
@@ -132,11 +128,11 @@ func exitStatus(r *sandbox.Result) int {
 func startFailure(err error) int {
 	switch {
 	case errors.Is(err, sandbox.ErrUnavailable):
-		return exitRunRefused
+		return verdict.ExitRunRefused
 	case errors.Is(err, fs.ErrNotExist):
-		return exitRunNotFound
+		return verdict.ExitRunNotFound
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
-		return exitRunNoExec
+		return verdict.ExitRunNoExec
 	}
-	return exitRunRefused
+	return verdict.ExitRunRefused
 }

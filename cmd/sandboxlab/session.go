@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
 
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 )
 
@@ -29,100 +29,85 @@ func openSession(policy sandbox.Policy, dir string) (*sandbox.Session, error) {
 	return sandbox.NewSession(sandbox.Options{Policy: policy, Dir: dir})
 }
 
-func sessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func sessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("session", "new | rm DIR",
 		"'new' makes a session directory and prints its path; pass it to 'run --session' and\n"+
 			"'files --session'. 'rm' closes the session: it removes the directory and everything in it.", stderr)
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
+	if stop, err := parseFlags(fs, args); stop {
+		return err
 	}
 	switch {
 	case fs.NArg() == 1 && fs.Arg(0) == "new":
 		s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(0)})
 		if err != nil {
-			fmt.Fprintf(stderr, "sandboxlab session: %v\n", err)
-			return exitInternal
+			return err
 		}
 		fmt.Fprintln(stdout, s.Dir())
-		return exitOK
+		return nil
 	case fs.NArg() == 2 && fs.Arg(0) == "rm":
 		s, err := openSession(sandbox.MustPreset(0), fs.Arg(1))
-		if err == nil {
-			err = s.Close()
-		}
 		if err != nil {
-			fmt.Fprintf(stderr, "sandboxlab session: %v\n", err)
-			return exitInternal
+			return err
 		}
-		return exitOK
+		return s.Close()
 	}
 	fs.Usage()
-	return exitInternal
+	return exit(verdict.ExitInternal)
 }
 
-func filesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func filesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("files", "--session DIR ls | get NAME | put NAME [FILE] | rm NAME",
 		"Drives the host-side file API of a session, as the tool does between runs: names are\n"+
 			"relative to the session directory; '..' escapes, absolute names, links and anything but\n"+
 			"regular files are refused. 'put' reads FILE, or standard input without one.", stderr)
 	dir := fs.String("session", "", "the session directory `DIR` (from 'sandboxlab session new')")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
+	if stop, err := parseFlags(fs, args); stop {
+		return err
 	}
 	if *dir == "" || fs.NArg() == 0 {
 		fs.Usage()
-		return exitInternal
+		return exit(verdict.ExitInternal)
 	}
 	s, err := openSession(sandbox.MustPreset(0), *dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandboxlab files: %v\n", err)
-		return exitInternal
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "sandboxlab files: %v\n", err)
-		return exitInternal
+		return err
 	}
 	op, rest := fs.Arg(0), fs.Args()[1:]
 	switch {
 	case op == "ls" && len(rest) == 0:
 		files, err := s.List()
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		for _, f := range files {
 			fmt.Fprintf(tw, "%s\t%d\t%s\n", f.Type, f.Size, f.Name)
 		}
-		tw.Flush()
+		return tw.Flush()
 	case op == "get" && len(rest) == 1:
 		b, err := s.ReadFile(rest[0])
 		if err != nil {
-			return fail(err)
+			return err
 		}
-		stdout.Write(b)
+		_, err = stdout.Write(b)
+		return err
 	case op == "put" && (len(rest) == 1 || len(rest) == 2):
 		var r io.Reader = os.Stdin
 		if len(rest) == 2 {
 			f, err := os.Open(rest[1])
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			defer f.Close()
 			r = f
 		}
 		b, err := io.ReadAll(io.LimitReader(r, sandbox.MaxFileSize+1))
 		if err != nil {
-			return fail(err)
+			return err
 		}
-		if err := s.WriteFile(rest[0], b); err != nil {
-			return fail(err)
-		}
+		return s.WriteFile(rest[0], b)
 	case op == "rm" && len(rest) == 1:
-		if err := s.Remove(rest[0]); err != nil {
-			return fail(err)
-		}
-	default:
-		return fail(errors.New("want ls, get NAME, put NAME [FILE] or rm NAME"))
+		return s.Remove(rest[0])
 	}
-	return exitOK
+	return usagef("want ls, get NAME, put NAME [FILE] or rm NAME")
 }

@@ -1,30 +1,18 @@
-package mutants
+package harness
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
-)
 
-// Outcomes of a defect's run, judged from the checks that failed against
-// the checks predicted to fail.
-const (
-	OutcomeExact     = "exact"     // exactly the predicted checks failed
-	OutcomeTooWide   = "too_wide"  // fewer failed than predicted
-	OutcomeExtra     = "extra"     // the predicted ones and more failed
-	OutcomeDifferent = "different" // some predicted did not fail, some unpredicted did
-	OutcomeEscaped   = "escaped"   // no check failed: the suite missed the defect
-	OutcomeHung      = "hung"      // the run did not finish in its time
-	OutcomeError     = "error"     // the run failed and gave no verdict
+	"sandboxlab/mutants"
+	"sandboxlab/report/verdict"
 )
-
-var knownOutcomes = []string{OutcomeExact, OutcomeTooWide, OutcomeExtra, OutcomeEscaped, OutcomeDifferent}
 
 // Predictions is predictions.yaml.
 type Predictions struct {
@@ -58,7 +46,7 @@ type Prediction struct {
 // both, and why.
 type Known struct {
 	// Outcome is the checks' real outcome ("" when they went as predicted).
-	Outcome string `yaml:"outcome"`
+	Outcome verdict.Outcome `yaml:"outcome"`
 	// Attacks are the attack cells that went against the prediction.
 	Attacks []Name `yaml:"attacks"`
 	Why     string `yaml:"why"`
@@ -66,9 +54,9 @@ type Known struct {
 
 // ExpectedOutcome is the checks' outcome once the known divergence is
 // taken into account.
-func (k *Known) ExpectedOutcome() string {
+func (k *Known) ExpectedOutcome() verdict.Outcome {
 	if k == nil || k.Outcome == "" {
-		return OutcomeExact
+		return verdict.Exact
 	}
 	return k.Outcome
 }
@@ -140,18 +128,6 @@ func ParsePredictions(data []byte, u Universe) (*Predictions, error) {
 	return &p, nil
 }
 
-var cellPattern = regexp.MustCompile(`^([a-z_]+)@L([0-9])$`)
-
-// ParseCell splits attack@L<n>.
-func ParseCell(s string) (attack string, level int, ok bool) {
-	m := cellPattern.FindStringSubmatch(s)
-	if m == nil {
-		return "", 0, false
-	}
-	level, _ = strconv.Atoi(m[2])
-	return m[1], level, true
-}
-
 func (p *Predictions) validate(u Universe) error {
 	checks, attacks := set(u.Checks), set(u.Attacks)
 	var errs []string
@@ -172,7 +148,7 @@ func (p *Predictions) validate(u Universe) error {
 	}
 	seen := map[string]int{}
 	for _, d := range p.Defects {
-		if _, err := Lookup(d.ID.Value); err != nil {
+		if _, err := mutants.Lookup(d.ID.Value); err != nil {
 			fail(d.ID.Line, "unknown defect %q", d.ID.Value)
 		}
 		if first, dup := seen[d.ID.Value]; dup {
@@ -191,12 +167,12 @@ func (p *Predictions) validate(u Universe) error {
 		}
 		dupCell := map[string]bool{}
 		for _, c := range d.Attacks {
-			a, lvl, ok := ParseCell(c.Value)
+			cell, lvl, ok := levelCell(c.Value)
 			switch {
 			case !ok:
 				fail(c.Line, "%s: %q is not an attack cell (want attack@L<level>)", d.ID.Value, c.Value)
-			case !attacks[a]:
-				fail(c.Line, "%s: unknown attack %q", d.ID.Value, a)
+			case !attacks[cell.Attack]:
+				fail(c.Line, "%s: unknown attack %q", d.ID.Value, cell.Attack)
 			case lvl >= u.Levels:
 				fail(c.Line, "%s: level %d out of 0..%d", d.ID.Value, lvl, u.Levels-1)
 			case dupCell[c.Value]:
@@ -208,11 +184,11 @@ func (p *Predictions) validate(u Universe) error {
 			if k.Outcome == "" && len(k.Attacks) == 0 {
 				fail(d.ID.Line, "%s: a known divergence names an outcome, attack cells or both", d.ID.Value)
 			}
-			if k.Outcome != "" && !set(knownOutcomes)[k.Outcome] {
-				fail(d.ID.Line, "%s: known outcome %q (want one of %s)", d.ID.Value, k.Outcome, strings.Join(knownOutcomes, ", "))
+			if k.Outcome != "" && !slices.Contains(verdict.KnownOutcomes, k.Outcome) {
+				fail(d.ID.Line, "%s: known outcome %q (want one of %s)", d.ID.Value, k.Outcome, knownOutcomeList())
 			}
 			for _, c := range k.Attacks {
-				if a, _, ok := ParseCell(c.Value); !ok || !attacks[a] {
+				if cell, _, ok := levelCell(c.Value); !ok || !attacks[cell.Attack] {
 					fail(c.Line, "%s: known %q is not an attack cell", d.ID.Value, c.Value)
 				}
 			}
@@ -221,7 +197,7 @@ func (p *Predictions) validate(u Universe) error {
 			}
 		}
 	}
-	for _, d := range All {
+	for _, d := range mutants.All {
 		if _, ok := seen[string(d.ID)]; !ok {
 			errs = append(errs, fmt.Sprintf("defect %s has no prediction", d.ID))
 		}
@@ -264,27 +240,21 @@ func set(ss []string) map[string]bool {
 	return m
 }
 
-// Outcome compares the checks that failed with those predicted.
-func Outcome(failed, predicted []string) string {
-	f, p := set(failed), set(predicted)
-	switch {
-	case len(f) == 0:
-		return OutcomeEscaped
-	case subset(f, p) && subset(p, f):
-		return OutcomeExact
-	case subset(f, p):
-		return OutcomeTooWide
-	case subset(p, f):
-		return OutcomeExtra
+func knownOutcomeList() string {
+	names := make([]string, len(verdict.KnownOutcomes))
+	for i, o := range verdict.KnownOutcomes {
+		names[i] = string(o)
 	}
-	return OutcomeDifferent
+	return strings.Join(names, ", ")
 }
 
-func subset(a, b map[string]bool) bool {
-	for k := range a {
-		if !b[k] {
-			return false
-		}
+// levelCell reads an attack cell whose column is a level: predictions
+// are about the sandbox's own levels.
+func levelCell(s string) (cell verdict.Cell, level int, ok bool) {
+	cell, err := verdict.ParseCell(s)
+	if err != nil {
+		return cell, 0, false
 	}
-	return true
+	level, ok = cell.Level()
+	return cell, level, ok
 }

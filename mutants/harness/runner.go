@@ -1,4 +1,4 @@
-package mutants
+package harness
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -25,13 +27,6 @@ type WorkerResult struct {
 	Checks  *report.Checks  `json:"checks"`
 	Attacks *report.Attacks `json:"attacks"`
 }
-
-// Gate policies (--fail-on).
-const (
-	FailOnEscape = "escape" // fail on an unexpected escape only
-	FailOnAny    = "any"    // fail on any divergence from the predictions
-	FailOnNever  = "never"  // report only
-)
 
 // Progress describes the runner's state after a defect finished.
 type Progress struct {
@@ -57,7 +52,7 @@ type Runner struct {
 	// defect reported as hung.
 	Timeout time.Duration
 	// FailOn is the gate's policy.
-	FailOn string
+	FailOn verdict.FailOn
 	// Progress, if set, is called after the baseline and each defect.
 	Progress func(Progress)
 	// Identity goes into the report.
@@ -94,12 +89,12 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 }
 
 // finish counts the outcomes and decides the gate.
-func finish(m *report.Mutation, failOn string) {
+func finish(m *report.Mutation, failOn verdict.FailOn) {
 	m.FailOn = failOn
 	m.Tally()
-	m.Gate = "pass"
+	m.Gate = verdict.Pass
 	if !m.Baseline.OK || gateFails(m, failOn) {
-		m.Gate = "fail"
+		m.Gate = verdict.Fail
 	}
 }
 
@@ -108,20 +103,20 @@ func finish(m *report.Mutation, failOn string) {
 // failed and what escaped stay as measured, the verdicts follow the
 // predictions. It is how an edit of predictions.yaml is tried out, and how
 // the gate's answers to such edits are tested.
-func Rejudge(prev *report.Mutation, preds *Predictions, failOn string) (*report.Mutation, error) {
+func Rejudge(prev *report.Mutation, preds *Predictions, failOn verdict.FailOn) (*report.Mutation, error) {
 	if prev.Baseline.Checks == nil || prev.Baseline.Attacks == nil {
 		return nil, errors.New("the report has no baseline to compare with (was the baseline broken?)")
 	}
 	m := &report.Mutation{Identity: prev.Identity, Jobs: prev.Jobs, MS: prev.MS, Defects: []report.Defect{}}
 	m.Baseline = judgeBaselineReports(preds, prev.Baseline.Checks, prev.Baseline.Attacks, prev.Baseline.MS)
 	for _, pd := range prev.Defects {
-		d, err := Lookup(pd.ID)
+		d, err := mutants.Lookup(pd.ID)
 		if err != nil {
 			return nil, err
 		}
 		f := facts{failed: pd.FailedChecks, newEscapes: pd.EscapedAttacks, ms: pd.MS}
-		if pd.Outcome == OutcomeHung || pd.Outcome == OutcomeError {
-			f.err, f.hung = errors.New(pd.Error), pd.Outcome == OutcomeHung
+		if pd.Outcome.NoVerdict() {
+			f.err, f.hung = errors.New(pd.Error), pd.Outcome == verdict.Hung
 		}
 		m.Defects = append(m.Defects, judgeFacts(preds, d, f))
 	}
@@ -129,44 +124,44 @@ func Rejudge(prev *report.Mutation, preds *Predictions, failOn string) (*report.
 	return m, nil
 }
 
-// ExitCode maps the report to the exit codes of DESIGN.md: 0 the gate
-// holds; 2 an unexpected escape; 3 another divergence (only with
-// --fail-on any); 4 the baseline is broken.
+// ExitCode maps the report to its exit code: the gate holds, an
+// unexpected escape, another divergence (only with --fail-on any), or a
+// broken baseline.
 func ExitCode(m *report.Mutation) int {
 	switch {
 	case !m.Baseline.OK:
-		return 4
-	case m.Gate == "pass":
-		return 0
+		return verdict.ExitBaseline
+	case m.Gate == verdict.Pass:
+		return verdict.ExitOK
 	case m.Summary.UnexpectedEscapes > 0:
-		return 2
+		return verdict.ExitEscape
 	}
-	return 3
+	return verdict.ExitDivergence
 }
 
-func gateFails(m *report.Mutation, failOn string) bool {
+func gateFails(m *report.Mutation, failOn verdict.FailOn) bool {
 	switch failOn {
-	case FailOnNever:
+	case verdict.FailOnNever:
 		return false
-	case FailOnAny:
+	case verdict.FailOnAny:
 		return m.Summary.Unexpected > 0
 	}
 	return m.Summary.UnexpectedEscapes > 0
 }
 
-func (r *Runner) defects() ([]Defect, error) {
+func (r *Runner) defects() ([]mutants.Defect, error) {
 	if len(r.Only) == 0 {
-		return All, nil
+		return mutants.All, nil
 	}
-	var out []Defect
+	var out []mutants.Defect
 	want := map[string]bool{}
 	for _, id := range r.Only {
-		if _, err := Lookup(id); err != nil {
+		if _, err := mutants.Lookup(id); err != nil {
 			return nil, err
 		}
 		want[id] = true
 	}
-	for _, d := range All {
+	for _, d := range mutants.All {
 		if want[string(d.ID)] {
 			out = append(out, d)
 		}
@@ -176,7 +171,7 @@ func (r *Runner) defects() ([]Defect, error) {
 
 // runDefects runs the defects, Jobs at a time, and returns their results
 // in registry order.
-func (r *Runner) runDefects(ctx context.Context, list []Defect, base *WorkerResult, start time.Time) []report.Defect {
+func (r *Runner) runDefects(ctx context.Context, list []mutants.Defect, base *WorkerResult, start time.Time) []report.Defect {
 	out := make([]report.Defect, len(list))
 	jobs := max(1, r.Jobs)
 	sem := make(chan struct{}, jobs)
@@ -334,7 +329,7 @@ type facts struct {
 }
 
 // judge diffs one defect's run against its prediction and the baseline.
-func (r *Runner) judge(d Defect, w workResult, err error, base *WorkerResult) report.Defect {
+func (r *Runner) judge(d mutants.Defect, w workResult, err error, base *WorkerResult) report.Defect {
 	f := facts{err: err, hung: w.hung, ms: w.ms, failed: []string{}, newEscapes: []string{}}
 	if err == nil {
 		f.failed = w.result.Checks.FailedIDs()
@@ -349,7 +344,7 @@ func (r *Runner) judge(d Defect, w workResult, err error, base *WorkerResult) re
 }
 
 // judgeFacts diffs what a defect's run showed against its prediction.
-func judgeFacts(preds *Predictions, d Defect, f facts) report.Defect {
+func judgeFacts(preds *Predictions, d mutants.Defect, f facts) report.Defect {
 	p := preds.Lookup(string(d.ID))
 	out := report.Defect{
 		ID: string(d.ID), Summary: d.Summary, Site: d.Site, MS: f.ms,
@@ -360,9 +355,9 @@ func judgeFacts(preds *Predictions, d Defect, f facts) report.Defect {
 		out.Known = &report.Known{Outcome: p.Known.Outcome, Attacks: p.Known.Cells(), Why: p.Known.Why}
 	}
 	if f.err != nil {
-		out.Outcome, out.Error = OutcomeError, f.err.Error()
+		out.Outcome, out.Error = verdict.Error, f.err.Error()
 		if f.hung {
-			out.Outcome = OutcomeHung
+			out.Outcome = verdict.Hung
 		}
 		// No verdict is not a catch: for the gate it counts as an escape.
 		out.Unexpected = append(out.Unexpected, "no verdict: "+f.err.Error())
@@ -371,15 +366,15 @@ func judgeFacts(preds *Predictions, d Defect, f facts) report.Defect {
 	}
 	out.FailedChecks = append(out.FailedChecks, f.failed...)
 	out.EscapedAttacks = append(out.EscapedAttacks, f.newEscapes...)
-	out.Outcome = Outcome(out.FailedChecks, out.PredictedChecks)
+	out.Outcome = verdict.Compare(out.FailedChecks, out.PredictedChecks)
 	if want := p.Known.ExpectedOutcome(); out.Outcome != want {
-		if out.Outcome != OutcomeExact {
+		if out.Outcome != verdict.Exact {
 			out.Unexpected = append(out.Unexpected, fmt.Sprintf("%s: predicted %s, failed %s", out.Outcome, orNone(out.PredictedChecks), orNone(out.FailedChecks)))
 		}
-		if want != OutcomeExact {
+		if want != verdict.Exact {
 			out.Unexpected = append(out.Unexpected, fmt.Sprintf("the known %s divergence did not happen", want))
 		}
-		if out.Outcome == OutcomeEscaped {
+		if out.Outcome == verdict.Escaped {
 			out.UnexpectedEscape = true
 		}
 	}

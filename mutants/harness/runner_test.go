@@ -1,4 +1,4 @@
-package mutants
+package harness
 
 import (
 	"context"
@@ -14,7 +14,9 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/report/verdict"
 )
 
 // result builds a worker's report: the checks that failed and the cells
@@ -27,8 +29,9 @@ func result(failed []string, escaped ...string) *WorkerResult {
 	r.Checks.Tally()
 	r.Attacks.Cells = append(r.Attacks.Cells, report.Cell{Attack: "runaway_loop", Level: 0, Escaped: true})
 	for _, e := range escaped {
-		a, l, _ := ParseCell(e)
-		r.Attacks.Cells = append(r.Attacks.Cells, report.Cell{Attack: a, Level: l, Escaped: true})
+		c, _, _ := levelCell(e)
+		l, _ := c.Level()
+		r.Attacks.Cells = append(r.Attacks.Cells, report.Cell{Attack: c.Attack, Level: l, Escaped: true})
 	}
 	return r
 }
@@ -42,41 +45,41 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-func predictions(t *testing.T, edit map[ID]string) *Predictions {
+func predictions(t *testing.T, edit map[mutants.ID]string) *Predictions {
 	p, err := ParsePredictions([]byte(valid(edit)), universe)
 	assert.NilError(t, err)
 	return p
 }
 
 func TestJudge(t *testing.T) {
-	p := predictions(t, map[ID]string{
-		TraversalOK:   "  - id: traversal_ok\n    summary: s\n    checks: [file_links]\n    attacks: []\n    known: {outcome: escaped, why: equivalent}\n",
-		LinksFollowed: "  - id: links_followed\n    summary: s\n    checks: [file_links]\n    attacks: [file_api_symlink@L0]\n",
-		NoPIDNS:       "  - id: no_pid_ns\n    summary: s\n    checks: [wall_timeout]\n    attacks: [runaway_loop@L3]\n    known: {attacks: [runaway_loop@L3], why: stopped anyway}\n",
+	p := predictions(t, map[mutants.ID]string{
+		mutants.TraversalOK:   "  - id: traversal_ok\n    summary: s\n    checks: [file_links]\n    attacks: []\n    known: {outcome: escaped, why: equivalent}\n",
+		mutants.LinksFollowed: "  - id: links_followed\n    summary: s\n    checks: [file_links]\n    attacks: [file_api_symlink@L0]\n",
+		mutants.NoPIDNS:       "  - id: no_pid_ns\n    summary: s\n    checks: [wall_timeout]\n    attacks: [runaway_loop@L3]\n    known: {attacks: [runaway_loop@L3], why: stopped anyway}\n",
 	})
 	r := &Runner{Predictions: p}
 	base := result(nil)
-	judge := func(id ID, w *WorkerResult) report.Defect {
-		d, _ := Lookup(string(id))
+	judge := func(id mutants.ID, w *WorkerResult) report.Defect {
+		d, _ := mutants.Lookup(string(id))
 		return r.judge(d, workResult{result: w}, nil, base)
 	}
 	cases := []struct {
 		name    string
 		got     report.Defect
-		outcome string
+		outcome verdict.Outcome
 		escape  bool
 		says    string
 	}{
-		{"exact", judge(FailOpen, result([]string{"wall_timeout"})), OutcomeExact, false, ""},
-		{"extra", judge(FailOpen, result([]string{"wall_timeout", "file_links"})), OutcomeExtra, false, "extra: predicted wall_timeout, failed wall_timeout, file_links"},
-		{"escaped", judge(FailOpen, result(nil)), OutcomeEscaped, true, "escaped"},
-		{"known escape", judge(TraversalOK, result(nil)), OutcomeEscaped, false, ""},
-		{"known escape caught after all", judge(TraversalOK, result([]string{"file_links"})), OutcomeExact, false, "the known escaped divergence did not happen"},
-		{"predicted cell", judge(LinksFollowed, result([]string{"file_links"}, "file_api_symlink@L0")), OutcomeExact, false, ""},
-		{"cell stopped", judge(LinksFollowed, result([]string{"file_links"})), OutcomeExact, false, "file_api_symlink@L0 was predicted to escape but was stopped"},
-		{"cell not predicted", judge(FailOpen, result([]string{"wall_timeout"}, "file_api_symlink@L3")), OutcomeExact, true, "file_api_symlink@L3 escaped, not predicted"},
-		{"known cell", judge(NoPIDNS, result([]string{"wall_timeout"})), OutcomeExact, false, ""},
-		{"escape in the baseline is not new", judge(FailOpen, result([]string{"wall_timeout"}, "runaway_loop@L0")), OutcomeExact, false, ""},
+		{"exact", judge(mutants.FailOpen, result([]string{"wall_timeout"})), verdict.Exact, false, ""},
+		{"extra", judge(mutants.FailOpen, result([]string{"wall_timeout", "file_links"})), verdict.Extra, false, "extra: predicted wall_timeout, failed wall_timeout, file_links"},
+		{"escaped", judge(mutants.FailOpen, result(nil)), verdict.Escaped, true, "escaped"},
+		{"known escape", judge(mutants.TraversalOK, result(nil)), verdict.Escaped, false, ""},
+		{"known escape caught after all", judge(mutants.TraversalOK, result([]string{"file_links"})), verdict.Exact, false, "the known escaped divergence did not happen"},
+		{"predicted cell", judge(mutants.LinksFollowed, result([]string{"file_links"}, "file_api_symlink@L0")), verdict.Exact, false, ""},
+		{"cell stopped", judge(mutants.LinksFollowed, result([]string{"file_links"})), verdict.Exact, false, "file_api_symlink@L0 was predicted to escape but was stopped"},
+		{"cell not predicted", judge(mutants.FailOpen, result([]string{"wall_timeout"}, "file_api_symlink@L3")), verdict.Exact, true, "file_api_symlink@L3 escaped, not predicted"},
+		{"known cell", judge(mutants.NoPIDNS, result([]string{"wall_timeout"})), verdict.Exact, false, ""},
+		{"escape in the baseline is not new", judge(mutants.FailOpen, result([]string{"wall_timeout"}, "runaway_loop@L0")), verdict.Exact, false, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -112,50 +115,50 @@ func TestRunnerGateAndExitCodes(t *testing.T) {
 	p := predictions(t, nil)
 	ok := result([]string{"wall_timeout"})
 	results := map[string]*WorkerResult{"": result(nil)}
-	for _, d := range All {
+	for _, d := range mutants.All {
 		results[string(d.ID)] = ok
 	}
-	run := func(failOn string, hang ...string) *report.Mutation {
+	run := func(failOn verdict.FailOn, hang ...string) *report.Mutation {
 		r := &Runner{Worker: fakeWorkers(t, results, hang...), Predictions: p, Jobs: 4, Timeout: 2 * time.Second, FailOn: failOn}
 		m, err := r.Run(context.Background())
 		assert.NilError(t, err)
 		return m
 	}
 
-	m := run(FailOnEscape)
-	assert.Check(t, is.Equal(m.Gate, "pass"))
+	m := run(verdict.FailOnEscape)
+	assert.Check(t, is.Equal(m.Gate, verdict.Pass))
 	assert.Check(t, is.Equal(ExitCode(m), 0))
 	assert.Check(t, is.Equal(m.Summary.Exact, 29))
-	assert.Check(t, is.Equal(m.Defects[0].ID, string(All[0].ID)), "defects come back in registry order")
+	assert.Check(t, is.Equal(m.Defects[0].ID, string(mutants.All[0].ID)), "defects come back in registry order")
 
-	results[string(CapsKept)] = result(nil) // escapes, unpredicted
-	results[string(NoNetNS)] = result([]string{"wall_timeout", "file_links"})
-	m = run(FailOnEscape)
+	results[string(mutants.CapsKept)] = result(nil) // escapes, unpredicted
+	results[string(mutants.NoNetNS)] = result([]string{"wall_timeout", "file_links"})
+	m = run(verdict.FailOnEscape)
 	assert.Check(t, is.Equal(ExitCode(m), 2))
 	assert.Check(t, is.Equal(m.Summary.Escaped, 1))
 	assert.Check(t, is.Equal(m.Summary.Unexpected, 2))
-	assert.Check(t, is.Equal(ExitCode(run(FailOnNever)), 0))
+	assert.Check(t, is.Equal(ExitCode(run(verdict.FailOnNever)), 0))
 
-	results[string(CapsKept)] = ok
-	assert.Check(t, is.Equal(ExitCode(run(FailOnEscape)), 0), "an extra failure is not an escape")
-	assert.Check(t, is.Equal(ExitCode(run(FailOnAny)), 3))
+	results[string(mutants.CapsKept)] = ok
+	assert.Check(t, is.Equal(ExitCode(run(verdict.FailOnEscape)), 0), "an extra failure is not an escape")
+	assert.Check(t, is.Equal(ExitCode(run(verdict.FailOnAny)), 3))
 
-	m = run(FailOnEscape, string(NoSweep))
-	d := m.Defects[indexOf(NoSweep)]
-	assert.Check(t, is.Equal(d.Outcome, OutcomeHung))
+	m = run(verdict.FailOnEscape, string(mutants.NoSweep))
+	d := m.Defects[indexOf(mutants.NoSweep)]
+	assert.Check(t, is.Equal(d.Outcome, verdict.Hung))
 	assert.Check(t, is.Contains(d.Error, "no verdict within 2s"))
 	assert.Check(t, is.Equal(ExitCode(m), 2), "a hung defect was never shown caught")
 
 	results[""] = result([]string{"file_links"})
-	m = run(FailOnEscape)
+	m = run(verdict.FailOnEscape)
 	assert.Check(t, !m.Baseline.OK)
 	assert.Check(t, is.Len(m.Defects, 0), "no defect runs on a broken baseline")
 	assert.Check(t, is.Contains(strings.Join(m.Baseline.Problems, "; "), "check file_links fails on the correct sandbox"))
 	assert.Check(t, is.Equal(ExitCode(m), 4))
 }
 
-func indexOf(id ID) int {
-	for i, d := range All {
+func indexOf(id mutants.ID) int {
+	for i, d := range mutants.All {
 		if d.ID == id {
 			return i
 		}
@@ -168,12 +171,12 @@ func indexOf(id ID) int {
 // gate's answer to the edit without running anything.
 func TestRejudge(t *testing.T) {
 	results := map[string]*WorkerResult{"": result(nil)}
-	for _, d := range All {
+	for _, d := range mutants.All {
 		results[string(d.ID)] = result([]string{"wall_timeout"})
 	}
-	results[string(TraversalOK)] = result(nil)
-	known := map[ID]string{TraversalOK: "  - id: traversal_ok\n    summary: s\n    checks: [file_links]\n    attacks: []\n    known: {outcome: escaped, why: equivalent}\n"}
-	r := &Runner{Worker: fakeWorkers(t, results), Predictions: predictions(t, known), Jobs: 4, Timeout: 5 * time.Second, FailOn: FailOnEscape}
+	results[string(mutants.TraversalOK)] = result(nil)
+	known := map[mutants.ID]string{mutants.TraversalOK: "  - id: traversal_ok\n    summary: s\n    checks: [file_links]\n    attacks: []\n    known: {outcome: escaped, why: equivalent}\n"}
+	r := &Runner{Worker: fakeWorkers(t, results), Predictions: predictions(t, known), Jobs: 4, Timeout: 5 * time.Second, FailOn: verdict.FailOnEscape}
 	m, err := r.Run(context.Background())
 	assert.NilError(t, err)
 	b, err := json.Marshal(m)
@@ -181,26 +184,26 @@ func TestRejudge(t *testing.T) {
 	var back report.Mutation
 	assert.NilError(t, json.Unmarshal(b, &back))
 
-	same, err := Rejudge(&back, predictions(t, known), FailOnEscape)
+	same, err := Rejudge(&back, predictions(t, known), verdict.FailOnEscape)
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(same.Summary, m.Summary))
 	assert.Check(t, is.Equal(ExitCode(same), 0))
 
 	// Without its known entry the equivalent mutant is an unexpected escape.
-	unknown, err := Rejudge(&back, predictions(t, nil), FailOnEscape)
+	unknown, err := Rejudge(&back, predictions(t, nil), verdict.FailOnEscape)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(ExitCode(unknown), 2))
-	assert.Check(t, unknown.Defects[indexOf(TraversalOK)].UnexpectedEscape)
+	assert.Check(t, unknown.Defects[indexOf(mutants.TraversalOK)].UnexpectedEscape)
 
 	// Predicting that a caught defect escapes is a divergence.
-	escape := map[ID]string{FailOpen: "  - id: fail_open\n    summary: s\n    checks: []\n    attacks: []\n"}
+	escape := map[mutants.ID]string{mutants.FailOpen: "  - id: fail_open\n    summary: s\n    checks: []\n    attacks: []\n"}
 	for id, e := range known {
 		escape[id] = e
 	}
-	wrong, err := Rejudge(&back, predictions(t, escape), FailOnAny)
+	wrong, err := Rejudge(&back, predictions(t, escape), verdict.FailOnAny)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(ExitCode(wrong), 3))
-	assert.Check(t, is.Contains(strings.Join(wrong.Defects[indexOf(FailOpen)].Unexpected, ";"), "extra: predicted none, failed wall_timeout"))
+	assert.Check(t, is.Contains(strings.Join(wrong.Defects[indexOf(mutants.FailOpen)].Unexpected, ";"), "extra: predicted none, failed wall_timeout"))
 }
 
 // TestRunnerInterruptLeavesNothing: cancelling a run stops its workers
@@ -217,7 +220,7 @@ func TestRunnerInterruptLeavesNothing(t *testing.T) {
 		// A worker that leaves a grandchild behind in a session of its own.
 		return exec.CommandContext(ctx, "sh", "-c", "setsid sleep 60 "+tag+" & sleep 60", "worker")
 	}
-	r := &Runner{Worker: worker, Predictions: predictions(t, nil), Jobs: 3, Timeout: time.Minute, FailOn: FailOnEscape}
+	r := &Runner{Worker: worker, Predictions: predictions(t, nil), Jobs: 3, Timeout: time.Minute, FailOn: verdict.FailOnEscape}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(2*time.Second, cancel)
 	start := time.Now()

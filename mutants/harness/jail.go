@@ -1,4 +1,4 @@
-package mutants
+package harness
 
 import (
 	"os"

@@ -1,0 +1,73 @@
+package verdict
+
+import (
+	"errors"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+func TestCellRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		attack string
+		column string
+		level  int
+		isLvl  bool
+	}{
+		{"exfiltrate@L4", "exfiltrate", "L4", 4, true},
+		{"fork_bomb@L12", "fork_bomb", "L12", 12, true},
+		{"read_ssh_key@bubblewrap", "read_ssh_key", "bubblewrap", 0, false},
+		{"read_ssh_key@sandboxlab:L6", "read_ssh_key", "sandboxlab:L6", 0, false},
+		{"a2@gvisor-ptrace", "a2", "gvisor-ptrace", 0, false},
+	} {
+		c, err := ParseCell(tc.in)
+		assert.NilError(t, err, tc.in)
+		assert.Check(t, is.Equal(c, Cell{Attack: tc.attack, Column: tc.column}), tc.in)
+		assert.Check(t, is.Equal(c.String(), tc.in))
+		lvl, ok := c.Level()
+		assert.Check(t, is.Equal(ok, tc.isLvl), tc.in)
+		assert.Check(t, is.Equal(lvl, tc.level), tc.in)
+	}
+	assert.Check(t, is.Equal(AtLevel("exfiltrate", 10).String(), "exfiltrate@L10"))
+}
+
+func TestParseCellRejects(t *testing.T) {
+	for _, in := range []string{"", "exfiltrate", "@L4", "Exfiltrate@L4", "_x@L4", "exfiltrate@", "exfiltrate@L04", "exfiltrate@L4x", "exfiltrate@L-1", "a@b@c", "exfil trate@L4"} {
+		_, err := ParseCell(in)
+		assert.Check(t, errors.Is(err, ErrCell), "%q: %v", in, err)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	for _, tc := range []struct {
+		failed, predicted []string
+		want              Outcome
+	}{
+		{nil, []string{"a"}, Escaped},
+		{[]string{"a"}, []string{"a"}, Exact},
+		{[]string{"a"}, []string{"a", "b"}, TooWide},
+		{[]string{"a", "b"}, []string{"a"}, Extra},
+		{[]string{"a", "c"}, []string{"a", "b"}, Different},
+		{[]string{"a"}, nil, Extra},
+	} {
+		assert.Check(t, is.Equal(Compare(tc.failed, tc.predicted), tc.want), "%v vs %v", tc.failed, tc.predicted)
+	}
+	for _, o := range []Outcome{Escaped, Hung, Error} {
+		assert.Check(t, !o.Caught(), o)
+	}
+	for _, o := range []Outcome{Exact, TooWide, Extra, Different} {
+		assert.Check(t, o.Caught(), o)
+	}
+}
+
+func TestParseFailOn(t *testing.T) {
+	for _, s := range []string{"escape", "any", "never"} {
+		f, err := ParseFailOn(s)
+		assert.NilError(t, err)
+		assert.Check(t, is.Equal(string(f), s))
+	}
+	_, err := ParseFailOn("sometimes")
+	assert.ErrorContains(t, err, `want escape, any or never, got "sometimes"`)
+}
