@@ -1,12 +1,3 @@
-// Package mutants is the registry of the defects planted in the sandbox and
-// the gate the sandbox consults at each planted site.
-//
-// Exactly one defect (or none) is active in a process. The harness selects
-// it with Enable, from a command-line flag (--defect), and passes it on to
-// the sandbox's in-namespace init on that process's command line; it is
-// never read from the environment, so a sandboxed program can neither see
-// nor set it. Built with the tag nomutants, On is a constant false and the
-// compiler removes every planted site: that is the build for embedders.
 package mutants
 
 import (

@@ -19,7 +19,7 @@ func fixtureChecks() *Checks {
 	return c
 }
 
-// fixtureAttackList is DESIGN.md's attack table: each attack, the first
+// fixtureAttackList is the attack table of the README: each attack, the first
 // level that stops it, and what stops it there.
 var fixtureAttackList = []struct {
 	id    string

@@ -1,7 +1,3 @@
-// Package report is the result model of sandboxlab — checks, the attack
-// matrix, the mutation run, the agent table and the experiments — and its
-// renderers. Producers fill these structs; renderers only read them, so
-// every format carries the same facts.
 package report
 
 import "sandboxlab/report/verdict"
@@ -19,7 +15,7 @@ type Identity struct {
 
 // Check is the verdict of one promise check.
 type Check struct {
-	// ID is the check's stable id (DESIGN.md).
+	// ID is the check's stable id, as predictions.yaml names it.
 	ID string `json:"id"`
 	// Promise is the promise it tests, in one sentence.
 	Promise string `json:"promise"`
@@ -102,10 +98,10 @@ type Attacks struct {
 	// and every level above (-1: none of the levels run).
 	FirstStopped map[string]int `json:"first_stopped"`
 	// Expected maps each attack to the first level expected to stop it on
-	// the correct sandbox (DESIGN.md's table). A cell that escapes at or
-	// above that level is an unexpected escape: JUnit fails it and the
-	// tables mark it. Nil when the producer did not say: then no cell is
-	// judged.
+	// the correct sandbox (the baseline of predictions.yaml). A cell that
+	// escapes at or above that level is an unexpected escape: JUnit fails
+	// it and the tables mark it. Nil when the producer did not say: then
+	// no cell is judged.
 	Expected map[string]int `json:"expected,omitempty"`
 }
 

@@ -89,6 +89,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	assert.NilError(t, err)
 	_, err = io.Copy(dst, src)
 	src.Close()
+	assert.NilError(t, err)
 	assert.NilError(t, dst.Close())
 
 	cmd := exec.Command(bin, "-test.run=^(TestLayersBite|TestTimeoutKillsTheWholeTree|TestFailClosed|TestNothingLeftBehind)$", "-test.count=1", "-test.v")

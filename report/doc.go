@@ -1,0 +1,11 @@
+// Package report is the result model of sandboxlab (the checks, the attack
+// matrix, the mutation run, the agent table and the experiments) and its
+// renderers: tables for a terminal and for markdown, JSON, JUnit XML and
+// GitHub annotations. Producers fill these structs; renderers only read
+// them, so every format carries the same facts.
+//
+// It is the last step of the flow Policy → Run → Result → verdict →
+// report. It may import the standard library, report/verdict and the
+// table renderer; never the sandbox, the checks, the attacks or the
+// harness, which import it.
+package report
