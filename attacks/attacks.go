@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"sandboxlab/sandbox/procfs"
 )
 
 //go:embed programs/*.py
@@ -44,10 +46,11 @@ type attack struct {
 	needs needs
 	// args returns the program's arguments after the token (nil: none).
 	args func(t *trial) []string
-	// watch, when set, is called every watchEvery while the program runs.
-	// It samples the host's evidence into t and returns true once the
-	// escape is certain, which ends the run early.
-	watch func(t *trial, elapsed time.Duration) bool
+	// watch, when set, is called every watchEvery while the program runs,
+	// with the program's live processes. It samples the host's evidence
+	// into t and returns true once the escape is certain, which ends the
+	// run early.
+	watch func(t *trial, now time.Time, procs []procfs.Proc) bool
 	// judge decides the cell from what the host saw. It runs after the
 	// run has ended and every tagged process is gone, before the fixtures
 	// are removed.

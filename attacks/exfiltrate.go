@@ -12,14 +12,14 @@ func init() {
 		firstStop: 4,
 		needs:     needHoneypot,
 		args: func(t *trial) []string {
-			return []string{"127.0.0.1", strconv.Itoa(t.honeypot.port())}
+			return []string{"127.0.0.1", strconv.Itoa(t.honeypot.Port())}
 		},
 		judge: judgeExfiltrate,
 	})
 }
 
 func judgeExfiltrate(t *trial) verdict {
-	conns, received, sample := t.honeypot.got()
+	conns, received, sample := t.honeypot.Received()
 	if received > 0 {
 		return escaped("the honeypot received %d bytes on %d connections: %q", received, conns, sample)
 	}

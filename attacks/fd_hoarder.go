@@ -1,6 +1,11 @@
 package attacks
 
-import "time"
+import (
+	"time"
+
+	"sandboxlab/sandbox/evidence"
+	"sandboxlab/sandbox/procfs"
+)
 
 func init() {
 	register(attack{
@@ -15,9 +20,9 @@ func init() {
 // fdHoarderMax is the most descriptors a process may hold (the L1 limit).
 const fdHoarderMax = 64
 
-func watchFDHoarder(t *trial, _ time.Duration) bool {
-	for _, p := range t.attackProcs() {
-		if n := openFDs(p.PID); n > t.maxFDs {
+func watchFDHoarder(t *trial, _ time.Time, procs []procfs.Proc) bool {
+	for _, p := range procs {
+		if n := evidence.OpenFDs(p.PID); n > t.maxFDs {
 			t.maxFDs, t.maxFDsPID = n, p.PID
 		}
 	}

@@ -28,17 +28,16 @@ const (
 	forkBombSustained = 100 * time.Millisecond
 )
 
-func watchForkBomb(t *trial, _ time.Duration) bool {
+func watchForkBomb(t *trial, now time.Time, procs []procfs.Proc) bool {
 	// Processes already killed (SIGKILL pending) are on their way out:
 	// on a loaded machine they may take a while to leave /proc.
 	n := 0
-	for _, p := range t.attackProcs() {
+	for _, p := range procs {
 		if !procfs.Killed(p.PID) {
 			n++
 		}
 	}
 	t.maxProcs = max(t.maxProcs, n)
-	now := time.Now()
 	if n <= forkBombCap {
 		t.overSince = time.Time{}
 		return false

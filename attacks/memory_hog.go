@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
+	"sandboxlab/sandbox/procfs"
 )
 
 func init() {
@@ -19,9 +21,9 @@ func init() {
 // memoryHogSize is what the program asks for.
 const memoryHogSize = 1 << 30
 
-func watchMemoryHog(t *trial, _ time.Duration) bool {
-	for _, p := range t.attackProcs() {
-		if v := vmPeak(p.PID); v > t.peak {
+func watchMemoryHog(t *trial, _ time.Time, procs []procfs.Proc) bool {
+	for _, p := range procs {
+		if v := evidence.StatusKB(p.PID, "VmPeak") << 10; v > t.peak {
 			t.peak, t.peakPID = v, p.PID
 		}
 	}

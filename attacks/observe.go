@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -77,7 +78,7 @@ func (t *trial) startObserver() (stop func()) {
 			}
 			// A read that races the exec may come back empty or torn; the
 			// PID stays the run's until the sandbox reaps it.
-			if args := procfs.Cmdline(pid); len(args) == 0 || args[0] != python || !slices.Contains(args, t.token) {
+			if args := procfs.Cmdline(pid); len(args) == 0 || args[0] != evidence.Python || !slices.Contains(args, t.token) {
 				continue
 			}
 			if !t.iso.seen {
@@ -147,16 +148,15 @@ func (t *trial) readProcess(pid int) {
 
 // readProgram records the capabilities and mounts of the program, pid.
 func (t *trial) readProgram(pid int) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/"
-	status, err1 := os.ReadFile(dir + "status")
-	mounts, err2 := os.ReadFile(dir + "mountinfo")
+	status, err1 := evidence.ReadStatus(pid)
+	mounts, err2 := evidence.Mountinfo(pid)
 	if err1 != nil || err2 != nil || !t.stillRuns(pid) {
 		return
 	}
 	t.iso.programSeen = true
-	t.iso.capEff = statusHex(status, "CapEff:")
-	t.iso.capBnd = statusHex(status, "CapBnd:")
-	t.iso.homeCovered = mountedOn(mounts, t.fx.home)
+	t.iso.capEff = status.Hex("CapEff")
+	t.iso.capBnd = status.Hex("CapBnd")
+	t.iso.homeCovered = evidence.MountedOn(mounts, t.fx.home)
 }
 
 // stillRuns reports whether pid is still a live process of the run, so
@@ -188,15 +188,4 @@ func (t *trial) fillFromPolicy() {
 		}
 		t.iso.homeCovered = slices.Contains(p.Filesystem.Hide, t.fx.home)
 	}
-}
-
-// statusHex reads a hexadecimal field of /proc/PID/status.
-func statusHex(status []byte, field string) uint64 {
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			v, _ := strconv.ParseUint(strings.TrimSpace(rest), 16, 64)
-			return v
-		}
-	}
-	return 0
 }

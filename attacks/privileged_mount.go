@@ -3,6 +3,9 @@ package attacks
 import (
 	"strings"
 	"time"
+
+	"sandboxlab/sandbox/evidence"
+	"sandboxlab/sandbox/procfs"
 )
 
 func init() {
@@ -17,10 +20,11 @@ func init() {
 
 // The program mounts a tmpfs whose source is the cell's token: the host
 // finds it in the mountinfo of the program's processes.
-func watchPrivilegedMount(t *trial, _ time.Duration) bool {
-	for _, p := range t.attackProcs() {
-		if line := mountedSource(p.PID, "tmpfs", t.token); line != "" {
-			t.mount, t.mountPID = line, p.PID
+func watchPrivilegedMount(t *trial, _ time.Time, procs []procfs.Proc) bool {
+	for _, p := range procs {
+		mounts, _ := evidence.Mountinfo(p.PID)
+		if m, ok := evidence.FindMount(mounts, "tmpfs", t.token); ok {
+			t.mount, t.mountPID = &m, p.PID
 			return true
 		}
 	}
@@ -28,11 +32,10 @@ func watchPrivilegedMount(t *trial, _ time.Duration) bool {
 }
 
 func judgePrivilegedMount(t *trial) verdict {
-	if t.mount != "" {
-		f := strings.Fields(t.mount)
-		point := "?"
-		if len(f) > 4 {
-			point = f[4]
+	if t.mount != nil {
+		point := t.mount.Point
+		if point == "" {
+			point = "?"
 		}
 		return escaped("pid %d has a tmpfs mounted on %s", t.mountPID, point)
 	}

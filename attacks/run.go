@@ -7,18 +7,16 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
-
-// python is Debian's interpreter, which every host identity can run (a
-// pyenv under /root is out of reach of an unprivileged uid).
-const python = "/usr/bin/python3"
 
 // watchEvery is how often a watch samples the host while a program runs.
 const watchEvery = 10 * time.Millisecond
@@ -37,8 +35,8 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(python); err != nil {
-		return nil, fmt.Errorf("the attack programs need %s: %w", python, err)
+	if _, err := os.Stat(evidence.Python); err != nil {
+		return nil, fmt.Errorf("the attack programs need %s: %w", evidence.Python, err)
 	}
 	if err := checkReachable(opts.TempDir); err != nil {
 		return nil, err
@@ -81,7 +79,7 @@ type trial struct {
 	fx       *fixtures
 	session  *sandbox.Session
 	canary   *canary
-	honeypot *honeypot
+	honeypot *evidence.Honeypot
 	start    time.Time
 	cancel   context.CancelFunc
 
@@ -96,7 +94,7 @@ type trial struct {
 	peakPID      int
 	maxFDs       int // the most descriptors one of its processes held
 	maxFDsPID    int
-	mount        string // the mountinfo line of the attack's mount
+	mount        *evidence.Mount // the attack's mount
 	mountPID     int
 
 	// iso is what the host saw of the program's isolation.
@@ -112,15 +110,7 @@ type trial struct {
 // attackProcs returns the live processes of the attack program: tagged by
 // the token and running Python (the sandbox's init, a Go binary whose
 // arguments carry the token until it execs the program, is not one).
-func (t *trial) attackProcs() []procfs.Proc {
-	var out []procfs.Proc
-	for _, p := range procfs.WithArg(t.token) {
-		if args := procfs.Cmdline(p.PID); len(args) > 0 && args[0] == python {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func (t *trial) attackProcs() []procfs.Proc { return evidence.Programs(procfs.WithArg(t.token)) }
 
 // runCell runs one attack at one level with fresh fixtures and removes
 // everything afterwards. The error is for the harness failing, never for
@@ -159,7 +149,7 @@ func (t *trial) run(ctx context.Context) (verdict, error) {
 		}
 	}
 	if t.attack.needs&needHoneypot != 0 {
-		if t.honeypot, err = startHoneypot(); err != nil {
+		if t.honeypot, err = evidence.StartHoneypot(); err != nil {
 			return verdict{}, err
 		}
 	}
@@ -175,7 +165,7 @@ func (t *trial) run(ctx context.Context) (verdict, error) {
 	if t.attack.args != nil {
 		args = append(args, t.attack.args(t)...)
 	}
-	cmd := sandbox.Command{Path: python, Args: args, Env: t.fx.env, Dir: t.fx.appDir}
+	cmd := sandbox.Command{Path: evidence.Python, Args: args, Env: t.fx.env, Dir: t.fx.appDir}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -200,7 +190,7 @@ func (t *trial) run(ctx context.Context) (verdict, error) {
 		return verdict{}, err
 	}
 	if t.honeypot != nil {
-		t.honeypot.close()
+		t.honeypot.Close()
 	}
 	switch {
 	case res == nil && errors.Is(runErr, sandbox.ErrUnavailable):
@@ -223,24 +213,14 @@ func (t *trial) startWatch() (stop func()) {
 	if t.attack.watch == nil {
 		return func() {}
 	}
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(watchEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-tick.C:
-			}
-			if t.attack.watch(t, time.Since(t.start)) {
-				t.cancel() // the escape is certain: end the run
-				return
-			}
+	s := evidence.SampleUntil(t.token, watchEvery, func(now time.Time, procs []procfs.Proc) bool {
+		if t.attack.watch(t, now, evidence.Programs(procs)) {
+			t.cancel() // the escape is certain: end the run
+			return true
 		}
-	}()
-	return func() { close(quit); <-done }
+		return false
+	})
+	return s.Stop
 }
 
 // killAll kills every process tagged with the cell's token, wherever it
@@ -261,7 +241,7 @@ func (t *trial) cleanup() error {
 		t.canary.stop()
 	}
 	if t.honeypot != nil {
-		t.honeypot.close()
+		t.honeypot.Close()
 	}
 	if t.session != nil {
 		if err := t.session.Close(); err != nil {
@@ -340,6 +320,15 @@ func lastLine(s string) string {
 		line = line[:117] + "..."
 	}
 	return line
+}
+
+// pids lists the PIDs of procs, for evidence.
+func pids(procs []procfs.Proc) string {
+	s := make([]string, len(procs))
+	for i, p := range procs {
+		s[i] = strconv.Itoa(p.PID)
+	}
+	return strings.Join(s, ",")
 }
 
 // mib formats a byte count.

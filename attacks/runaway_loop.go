@@ -27,15 +27,14 @@ func init() {
 // the wall limit, and is seen before it dies.)
 const runawayCheck = 1800 * time.Millisecond
 
-func watchRunawayLoop(t *trial, _ time.Duration) bool {
-	procs := t.attackProcs()
+func watchRunawayLoop(t *trial, now time.Time, procs []procfs.Proc) bool {
 	if t.seen.IsZero() {
 		if len(procs) > 0 {
-			t.seen = time.Now()
+			t.seen = now
 		}
 		return false
 	}
-	if t.checked || time.Since(t.seen) < runawayCheck {
+	if t.checked || now.Sub(t.seen) < runawayCheck {
 		return false
 	}
 	for _, p := range procs {
