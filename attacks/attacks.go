@@ -4,11 +4,23 @@
 // loopback honeypot, a process still alive, a resource count. The
 // program's exit status and its own claims never decide a verdict.
 //
-// Each attack is found by its id in one hop: programs/<id>.py is the
-// program (Python 3, standard library only, bounded), <id>.go registers it
-// with what makes it an escape, the first level expected to stop it and
-// its judge. The harness (fixtures, honeypot, canary, samplers, the matrix
-// runner) lives in the other files.
+// A new attack is two files and one line, and touches nothing shared:
+//   - programs/<id>.py is the program (Python 3, standard library only,
+//     bounded);
+//   - <id>.go declares the attack's own state as a type, registers it
+//     (its id, what makes it an escape, the first level expected to stop
+//     it, and how to make a fresh state for each cell), and implements
+//     judge on it, with setup, args, watch or beforeRun/afterRun when it
+//     needs them (see attack);
+//   - its id goes in order, the matrix's row order, below.
+//
+// What every attack may use is the cell's env: the policy, the token that
+// tags its processes, the shared fixtures, the session, what the host saw
+// of the program's isolation, the Result and the processes left after the
+// run. Fixtures of its own (a canary process, a honeypot) an attack makes
+// in setup and hands to the env's cleanup. The harness (env, the shared
+// fixtures, the observer, the matrix runner) lives in the other files;
+// what the host can see of a program comes from sandbox/evidence.
 package attacks
 
 import (
@@ -16,6 +28,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"sandboxlab/sandbox/procfs"
 )
 
 //go:embed programs/*.py
@@ -32,37 +46,54 @@ var order = []string{
 	"file_api_symlink",
 }
 
-// attack is one attack program and how the host judges it.
-type attack struct {
+// attack is one attack's state in one cell: what its program is given
+// and what the host saw of it. spec.new makes a fresh one for each cell,
+// so nothing of one cell reaches the next.
+type attack interface {
+	// judge decides the cell from what the host saw. It runs after the
+	// run has ended and every tagged process is gone, before the fixtures
+	// are removed. A run the sandbox refused (fail closed) is not judged.
+	judge(e *env) verdict
+}
+
+// An attack implements these too when it needs them.
+type (
+	// setupper makes fixtures of its own before the session opens (a
+	// canary process, a honeypot) and registers their removal with
+	// e.onCleanup, which runs whatever happens to the cell.
+	setupper interface{ setup(e *env) error }
+	// arguer gives its program arguments after the token.
+	arguer interface{ args(e *env) []string }
+	// watcher samples the host every watchEvery while the program runs,
+	// given the time and the program's live processes
+	// (evidence.Programs), and returns true once the escape is certain,
+	// which ends the run early. It runs on a goroutine of its own; what it
+	// records is safe to read in judge.
+	watcher interface {
+		watch(e *env, now time.Time, procs []procfs.Proc) bool
+	}
+	// measurer measures the harness itself around the run: beforeRun just
+	// before the run and the host's observers start, afterRun just after
+	// they have stopped, before anything else is done.
+	measurer interface {
+		beforeRun(e *env)
+		afterRun(e *env)
+	}
+)
+
+// spec is one registered attack.
+type spec struct {
 	id string
 	// escapes says in one line what makes it an escape.
 	escapes string
 	// firstStop is the first level expected to stop it (and every level
 	// above) on the correct sandbox: DESIGN.md's table.
 	firstStop int
-	// needs names the host-side fixtures made only for this attack.
-	needs needs
-	// args returns the program's arguments after the token (nil: none).
-	args func(t *trial) []string
-	// watch, when set, is called every watchEvery while the program runs.
-	// It samples the host's evidence into t and returns true once the
-	// escape is certain, which ends the run early.
-	watch func(t *trial, elapsed time.Duration) bool
-	// judge decides the cell from what the host saw. It runs after the
-	// run has ended and every tagged process is gone, before the fixtures
-	// are removed.
-	judge func(t *trial) verdict
-	// source is the program, from programs/<id>.py.
+	// new returns a fresh state for one cell.
+	new func() attack
+	// source is the program, from programs/<id>.py (set by register).
 	source string
 }
-
-// needs is a set of optional fixtures.
-type needs uint8
-
-const (
-	needCanary   needs = 1 << iota // a host process with a secret in its environment
-	needHoneypot                   // a TCP listener on loopback that records what it gets
-)
 
 // verdict is a judge's decision on one cell.
 type verdict struct {
@@ -81,19 +112,22 @@ func stopped(by, format string, args ...any) verdict {
 	return verdict{stoppedBy: by, evidence: fmt.Sprintf(format, args...)}
 }
 
-var registry = map[string]*attack{}
+var registry = map[string]*spec{}
 
 // register adds an attack; each <id>.go calls it from init.
-func register(a attack) {
-	if _, dup := registry[a.id]; dup {
-		panic("attacks: " + a.id + " registered twice")
+func register(s spec) {
+	if _, dup := registry[s.id]; dup {
+		panic("attacks: " + s.id + " registered twice")
 	}
-	src, err := programs.ReadFile("programs/" + a.id + ".py")
+	if s.new == nil {
+		panic("attacks: " + s.id + " registered without new")
+	}
+	src, err := programs.ReadFile("programs/" + s.id + ".py")
 	if err != nil {
-		panic("attacks: " + a.id + " has no program: " + err.Error())
+		panic("attacks: " + s.id + " has no program: " + err.Error())
 	}
-	a.source = string(src)
-	registry[a.id] = &a
+	s.source = string(src)
+	registry[s.id] = &s
 }
 
 // Info describes one attack.

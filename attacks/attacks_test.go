@@ -55,7 +55,7 @@ func TestRegistryFollowsDesign(t *testing.T) {
 
 	for _, a := range All() {
 		assert.Check(t, a.Escapes != "", a.ID)
-		assert.Check(t, registry[a.ID].judge != nil, a.ID)
+		assert.Check(t, registry[a.ID].new() != nil, a.ID)
 	}
 }
 
@@ -261,12 +261,12 @@ func TestObserverSeesIsolation(t *testing.T) {
 		for range 5 {
 			fx, err := makeFixtures(tmp)
 			assert.NilError(t, err)
-			tr := &trial{attack: registry["env_secrets"], fx: fx, policy: sandbox.MustPreset(level),
-				token: procfs.Tag()}
-			_, err = tr.run(context.Background())
+			e := &env{fx: fx, policy: sandbox.MustPreset(level), token: procfs.Tag()}
+			s := registry["env_secrets"]
+			_, err = e.run(context.Background(), s, s.new())
 			assert.NilError(t, err)
-			iso, appDir, sessionDir := tr.iso, fx.appDir, tr.session.Dir()
-			assert.NilError(t, tr.cleanup())
+			iso, appDir, sessionDir := e.iso, fx.appDir, e.session.Dir()
+			assert.NilError(t, e.cleanup())
 			if iso.seen && iso.programSeen {
 				// Make paths comparable across attempts.
 				switch iso.cwd {

@@ -1,17 +1,19 @@
 package attacks
 
 func init() {
-	register(attack{
+	register(spec{
 		id:        "detached_daemon",
 		escapes:   "a double-forked, setsid daemon is alive after the run",
 		firstStop: 3,
-		judge:     judgeDetachedDaemon,
+		new:       func() attack { return detachedDaemon{} },
 	})
 }
 
-func judgeDetachedDaemon(t *trial) verdict {
-	if len(t.aliveAfter) > 0 {
-		return escaped("daemon pid %s alive after the run", pids(t.aliveAfter))
+type detachedDaemon struct{}
+
+func (detachedDaemon) judge(e *env) verdict {
+	if len(e.aliveAfter) > 0 {
+		return escaped("daemon pid %s alive after the run", pids(e.aliveAfter))
 	}
-	return t.layer(t.iso.ownPID, "PID namespace", "nothing alive after the run")
+	return e.layer(e.iso.ownPID, "PID namespace", "nothing alive after the run")
 }

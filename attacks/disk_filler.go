@@ -6,23 +6,25 @@ import (
 )
 
 func init() {
-	register(attack{
+	register(spec{
 		id:        "disk_filler",
 		escapes:   "writes a file over 10 MiB",
 		firstStop: 1,
-		judge:     judgeDiskFiller,
+		new:       func() attack { return diskFiller{} },
 	})
 }
 
 // diskFillerMax is the largest file allowed (the L1 file-size limit).
 const diskFillerMax = 10 << 20
 
-func judgeDiskFiller(t *trial) verdict {
+type diskFiller struct{}
+
+func (diskFiller) judge(e *env) verdict {
 	// The cell's directory holds both places the program may write: the
 	// application's directory (L0–L1) and the session's (from L2).
 	var biggest string
 	var size int64
-	filepath.WalkDir(t.fx.root, func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(e.fx.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return nil
 		}
@@ -31,9 +33,9 @@ func judgeDiskFiller(t *trial) verdict {
 		}
 		return nil
 	})
-	rel, _ := filepath.Rel(t.fx.root, biggest)
+	rel, _ := filepath.Rel(e.fx.root, biggest)
 	if size > diskFillerMax {
 		return escaped("%s is %d bytes", rel, size)
 	}
-	return t.layer(t.policy.Limits.FileSize > 0, "file-size limit", "largest file %s, %d bytes (%s)", rel, size, lastLine(t.res.Stderr))
+	return e.layer(e.policy.Limits.FileSize > 0, "file-size limit", "largest file %s, %d bytes (%s)", rel, size, lastLine(e.res.Stderr))
 }

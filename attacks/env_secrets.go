@@ -3,17 +3,19 @@ package attacks
 import "strings"
 
 func init() {
-	register(attack{
+	register(spec{
 		id:        "env_secrets",
 		escapes:   "the host's fake API key appears in its output",
 		firstStop: 2,
-		judge:     judgeEnvSecrets,
+		new:       func() attack { return envSecrets{} },
 	})
 }
 
-func judgeEnvSecrets(t *trial) verdict {
-	if strings.Contains(t.output(), t.fx.apiKey) {
+type envSecrets struct{}
+
+func (envSecrets) judge(e *env) verdict {
+	if strings.Contains(e.output(), e.fx.apiKey) {
 		return escaped("the output holds %s's value", apiKeyVar)
 	}
-	return t.layer(!t.iso.envHasKey, "scrubbed environment", "%s's value is not in the output", apiKeyVar)
+	return e.layer(!e.iso.envHasKey, "scrubbed environment", "%s's value is not in the output", apiKeyVar)
 }

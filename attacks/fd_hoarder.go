@@ -1,32 +1,41 @@
 package attacks
 
-import "time"
+import (
+	"time"
+
+	"sandboxlab/sandbox/evidence"
+	"sandboxlab/sandbox/procfs"
+)
 
 func init() {
-	register(attack{
+	register(spec{
 		id:        "fd_hoarder",
 		escapes:   "holds over 64 files open",
 		firstStop: 1,
-		watch:     watchFDHoarder,
-		judge:     judgeFDHoarder,
+		new:       func() attack { return &fdHoarder{} },
 	})
 }
 
 // fdHoarderMax is the most descriptors a process may hold (the L1 limit).
 const fdHoarderMax = 64
 
-func watchFDHoarder(t *trial, _ time.Duration) bool {
-	for _, p := range t.attackProcs() {
-		if n := openFDs(p.PID); n > t.maxFDs {
-			t.maxFDs, t.maxFDsPID = n, p.PID
-		}
-	}
-	return t.maxFDs > fdHoarderMax
+type fdHoarder struct {
+	maxFDs    int // the most descriptors one of its processes held
+	maxFDsPID int
 }
 
-func judgeFDHoarder(t *trial) verdict {
-	if t.maxFDs > fdHoarderMax {
-		return escaped("pid %d held %d descriptors open", t.maxFDsPID, t.maxFDs)
+func (f *fdHoarder) watch(_ *env, _ time.Time, procs []procfs.Proc) bool {
+	for _, p := range procs {
+		if n := evidence.OpenFDs(p.PID); n > f.maxFDs {
+			f.maxFDs, f.maxFDsPID = n, p.PID
+		}
 	}
-	return t.layer(t.policy.Limits.OpenFiles > 0, "open-files limit", "at most %d descriptors open (%s)", t.maxFDs, lastLine(t.res.Stderr))
+	return f.maxFDs > fdHoarderMax
+}
+
+func (f *fdHoarder) judge(e *env) verdict {
+	if f.maxFDs > fdHoarderMax {
+		return escaped("pid %d held %d descriptors open", f.maxFDsPID, f.maxFDs)
+	}
+	return e.layer(e.policy.Limits.OpenFiles > 0, "open-files limit", "at most %d descriptors open (%s)", f.maxFDs, lastLine(e.res.Stderr))
 }

@@ -4,14 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 
 	"sandboxlab/sandbox"
-	"sandboxlab/sandbox/procfs"
 )
 
 // fixtures are the fakes one cell's attack goes after, made fresh under a
@@ -25,10 +21,9 @@ type fixtures struct {
 	// home is a fake home directory with a fake SSH key and a .bashrc,
 	// owned by the program's host identity as a user's home belongs to the
 	// user who runs the agent.
-	home       string
-	sshKey     string // home/.ssh/id_ed25519
-	keySecret  string // the random part of the key's content
-	homeBefore map[string]string
+	home      string
+	sshKey    string // home/.ssh/id_ed25519
+	keySecret string // the random part of the key's content
 
 	// appDir is the application's directory (the program's working
 	// directory at L0–L1), with appFile in it, both owned by the program's
@@ -121,9 +116,6 @@ func makeFixtures(tempDir string) (f *fixtures, err error) {
 	if err := os.WriteFile(f.hostSecret, []byte(f.hostSecretData), 0o600); err != nil {
 		return nil, fmt.Errorf("making host secret: %w", err)
 	}
-	if f.homeBefore, err = snapshot(f.home); err != nil {
-		return nil, err
-	}
 	// A copy: the harness's own environment is never changed.
 	f.env = append(os.Environ(), apiKeyVar+"="+f.apiKey)
 	return f, nil
@@ -167,93 +159,4 @@ func (f *fixtures) remove() error {
 		return fmt.Errorf("removing fixtures: %w", err)
 	}
 	return nil
-}
-
-// snapshot maps every entry below dir (links not followed) to its type
-// and content, so that any change on the host shows.
-func snapshot(dir string) (map[string]string, error) {
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		switch {
-		case d.Type().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = "file:" + string(b)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			out[rel] = "link:" + target
-		default:
-			out[rel] = d.Type().String()
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
-	}
-	return out, nil
-}
-
-// changes lists what differs between two snapshots.
-func changes(before, after map[string]string) []string {
-	var out []string
-	for name, b := range before {
-		a, ok := after[name]
-		switch {
-		case !ok:
-			out = append(out, name+" removed")
-		case a != b:
-			out = append(out, name+" changed")
-		}
-	}
-	for name := range after {
-		if _, ok := before[name]; !ok {
-			out = append(out, name+" added")
-		}
-	}
-	return out
-}
-
-// canaryVar is the variable that holds a canary process's secret.
-const canaryVar = "SANDBOXLAB_CANARY"
-
-// canary is a host process outside the sandbox with a secret in its
-// environment. It runs as the program's host identity: what may hide it
-// is the layer under test, not the uid mapping.
-type canary struct {
-	cmd    *exec.Cmd
-	secret string
-}
-
-func startCanary() (*canary, error) {
-	c := &canary{secret: "canary-" + randomHex(16)}
-	c.cmd = exec.Command("/bin/sleep", "60")
-	c.cmd.Env = []string{canaryVar + "=" + c.secret}
-	c.cmd.Dir = "/"
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if sandbox.HostRoot() {
-		id := sandbox.HostIdentity()
-		c.cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(id.UID), Gid: uint32(id.GID), Groups: []uint32{}}
-	}
-	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting canary: %w", err)
-	}
-	return c, nil
-}
-
-// alive reports whether the canary is still running.
-func (c *canary) alive() bool {
-	p, err := procfs.Stat(c.cmd.Process.Pid)
-	return err == nil && p.Alive()
-}
-
-// stop kills the canary and reaps it.
-func (c *canary) stop() {
-	c.cmd.Process.Kill()
-	c.cmd.Wait()
 }

@@ -10,12 +10,11 @@ import (
 )
 
 func init() {
-	register(attack{
+	register(spec{
 		id:        "fork_bomb",
 		escapes:   "over 16 of its processes alive at once for 100 ms (it stops at 40)",
 		firstStop: 3,
-		watch:     watchForkBomb,
-		judge:     judgeForkBomb,
+		new:       func() attack { return &forkBomb{} },
 	})
 }
 
@@ -28,37 +27,42 @@ const (
 	forkBombSustained = 100 * time.Millisecond
 )
 
-func watchForkBomb(t *trial, _ time.Duration) bool {
+type forkBomb struct {
+	maxProcs  int           // most of its processes alive at once
+	overSince time.Time     // since when more than the cap have been alive
+	overFor   time.Duration // the longest stretch over the cap
+}
+
+func (f *forkBomb) watch(_ *env, now time.Time, procs []procfs.Proc) bool {
 	// Processes already killed (SIGKILL pending) are on their way out:
 	// on a loaded machine they may take a while to leave /proc.
 	n := 0
-	for _, p := range t.attackProcs() {
+	for _, p := range procs {
 		if !procfs.Killed(p.PID) {
 			n++
 		}
 	}
-	t.maxProcs = max(t.maxProcs, n)
-	now := time.Now()
+	f.maxProcs = max(f.maxProcs, n)
 	if n <= forkBombCap {
-		t.overSince = time.Time{}
+		f.overSince = time.Time{}
 		return false
 	}
-	if t.overSince.IsZero() {
-		t.overSince = now
+	if f.overSince.IsZero() {
+		f.overSince = now
 	}
-	t.overFor = max(t.overFor, now.Sub(t.overSince))
-	return t.overFor >= forkBombSustained
+	f.overFor = max(f.overFor, now.Sub(f.overSince))
+	return f.overFor >= forkBombSustained
 }
 
-func judgeForkBomb(t *trial) verdict {
-	if t.overFor >= forkBombSustained {
-		return escaped("over %d processes alive for %d ms (at most %d at once)", forkBombCap, t.overFor.Milliseconds(), t.maxProcs)
+func (f *forkBomb) judge(e *env) verdict {
+	if f.overFor >= forkBombSustained {
+		return escaped("over %d processes alive for %d ms (at most %d at once)", forkBombCap, f.overFor.Milliseconds(), f.maxProcs)
 	}
-	seen := fmt.Sprintf("at most %d processes alive at once, over %d for %d ms", t.maxProcs, forkBombCap, t.overFor.Milliseconds())
-	if t.res.Reason != sandbox.ReasonProcesses && strings.Contains(t.res.Stderr, "fork failed") {
+	seen := fmt.Sprintf("at most %d processes alive at once, over %d for %d ms", f.maxProcs, forkBombCap, f.overFor.Milliseconds())
+	if e.res.Reason != sandbox.ReasonProcesses && strings.Contains(e.res.Stderr, "fork failed") {
 		// A limit on the number of processes (RLIMIT_NPROC, a cgroup)
 		// refused the fork instead.
-		return t.layer(true, "fork refused", "%s; %s", seen, lastLine(t.res.Stderr))
+		return e.layer(true, "fork refused", "%s; %s", seen, lastLine(e.res.Stderr))
 	}
-	return t.layer(t.res.Reason == sandbox.ReasonProcesses, "process-cap monitor", "%s", seen)
+	return e.layer(e.res.Reason == sandbox.ReasonProcesses, "process-cap monitor", "%s", seen)
 }

@@ -1,6 +1,8 @@
 package attacks
 
 import (
+	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,163 +19,202 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-// judged builds a finished trial at level with result r, as the runner
+// judged builds a finished cell at level with result r, as the runner
 // leaves it for a judge (isolation as the policy asks).
-func judged(t *testing.T, level int, r sandbox.Result) *trial {
+func judged(t *testing.T, level int, r sandbox.Result) *env {
 	t.Helper()
 	fx, err := makeFixtures(t.TempDir())
 	assert.NilError(t, err)
 	t.Cleanup(func() { fx.remove() })
-	tr := &trial{policy: sandbox.MustPreset(level), fx: fx, res: &r}
-	tr.session, err = sandbox.NewSession(sandbox.Options{Policy: tr.policy, Root: fx.root})
+	e := &env{policy: sandbox.MustPreset(level), fx: fx, res: &r}
+	e.session, err = sandbox.NewSession(sandbox.Options{Policy: e.policy, Root: fx.root})
 	assert.NilError(t, err)
-	t.Cleanup(func() { tr.session.Close() })
-	tr.fillFromPolicy()
-	tr.iso.seen, tr.iso.programSeen = true, true
-	return tr
+	t.Cleanup(func() { e.session.Close() })
+	e.fillFromPolicy()
+	e.iso.seen, e.iso.programSeen = true, true
+	return e
+}
+
+// setUp runs a's setup on e, as the runner does before the session
+// opens, and runs what it registered for cleanup at the end of the test.
+func setUp(t *testing.T, e *env, a setupper) {
+	t.Helper()
+	assert.NilError(t, a.setup(e))
+	t.Cleanup(func() {
+		for i := len(e.cleanups) - 1; i >= 0; i-- {
+			e.cleanups[i]()
+		}
+	})
 }
 
 func TestJudgeRunawayLoop(t *testing.T) {
-	tr := judged(t, 0, sandbox.Result{Reason: sandbox.ReasonSignal})
-	tr.aliveAtCheck = []procfs.Proc{{PID: 42}}
-	v := judgeRunawayLoop(tr)
+	e := judged(t, 0, sandbox.Result{Reason: sandbox.ReasonSignal})
+	v := (&runawayLoop{aliveAtCheck: []procfs.Proc{{PID: 42}}}).judge(e)
 	assert.Check(t, v.escaped)
 	assert.Check(t, is.Contains(v.evidence, "pid 42 still running"))
 
 	// The program's word counts for nothing: a timed-out run whose
 	// process the host still sees is an escape.
-	tr = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonTimeout, TimedOut: true})
-	tr.aliveAfter = []procfs.Proc{{PID: 7}}
-	assert.Check(t, judgeRunawayLoop(tr).escaped)
+	e = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonTimeout, TimedOut: true})
+	e.aliveAfter = []procfs.Proc{{PID: 7}}
+	assert.Check(t, (&runawayLoop{}).judge(e).escaped)
 
-	tr = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonTimeout, TimedOut: true, Wall: 1500 * time.Millisecond})
-	assert.Check(t, is.Equal(judgeRunawayLoop(tr).stoppedBy, "wall clock"))
-	tr = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonCPU})
-	assert.Check(t, is.Equal(judgeRunawayLoop(tr).stoppedBy, "CPU limit"))
-	tr = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1, Stderr: "Traceback\nNameError: x\n"})
-	assert.Check(t, is.Equal(judgeRunawayLoop(tr).stoppedBy, "unexpected: exited 1, NameError: x"))
+	e = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonTimeout, TimedOut: true, Wall: 1500 * time.Millisecond})
+	assert.Check(t, is.Equal((&runawayLoop{}).judge(e).stoppedBy, "wall clock"))
+	e = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonCPU})
+	assert.Check(t, is.Equal((&runawayLoop{}).judge(e).stoppedBy, "CPU limit"))
+	e = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1, Stderr: "Traceback\nNameError: x\n"})
+	assert.Check(t, is.Equal((&runawayLoop{}).judge(e).stoppedBy, "unexpected: exited 1, NameError: x"))
+}
+
+func TestWatchRunawayLoopTimesFromFirstSight(t *testing.T) {
+	r := &runawayLoop{}
+	start := time.Now()
+	procs := []procfs.Proc{{PID: os.Getpid()}} // alive, no SIGKILL pending
+	assert.Check(t, !r.watch(nil, start, nil), "nothing seen yet")
+	assert.Check(t, !r.watch(nil, start.Add(time.Second), procs))
+	assert.Check(t, !r.watch(nil, start.Add(time.Second+runawayCheck-time.Millisecond), procs))
+	assert.Check(t, r.watch(nil, start.Add(time.Second+runawayCheck), procs))
+	assert.Check(t, is.Len(r.aliveAtCheck, 1))
 }
 
 func TestJudgeMemoryHog(t *testing.T) {
-	tr := judged(t, 0, sandbox.Result{Reason: sandbox.ReasonExited})
-	tr.peak, tr.peakPID = memoryHogSize+(12<<20), 9
-	assert.Check(t, judgeMemoryHog(tr).escaped)
+	e := judged(t, 0, sandbox.Result{Reason: sandbox.ReasonExited})
+	assert.Check(t, (&memoryHog{peak: memoryHogSize + (12 << 20), peakPID: 9}).judge(e).escaped)
 
-	tr = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonMemory, OOM: true, ExitCode: 1, Stderr: "OSError: [Errno 12] Cannot allocate memory"})
-	tr.peak = 14 << 20
-	v := judgeMemoryHog(tr)
+	e = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonMemory, OOM: true, ExitCode: 1, Stderr: "OSError: [Errno 12] Cannot allocate memory"})
+	v := (&memoryHog{peak: 14 << 20}).judge(e)
 	assert.Check(t, is.Equal(v.stoppedBy, "address-space limit"))
 	assert.Check(t, is.Contains(v.evidence, "the result says memory"))
 
 	// The limit held but the result lost the flag: still stopped, and the
 	// evidence says so.
-	tr = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1})
-	v = judgeMemoryHog(tr)
+	e = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1})
+	v = (&memoryHog{}).judge(e)
 	assert.Check(t, is.Equal(v.stoppedBy, "address-space limit"))
 	assert.Check(t, is.Contains(v.evidence, "does not say memory"))
 }
 
 func TestJudgeOutputFlood(t *testing.T) {
 	// More than the cap came back.
-	tr := judged(t, 1, sandbox.Result{Stdout: strings.Repeat("x", outputCapChars+1), StdoutBytes: 50 << 20})
-	assert.Check(t, judgeOutputFlood(tr).escaped)
+	e := judged(t, 1, sandbox.Result{Stdout: strings.Repeat("x", outputCapChars+1), StdoutBytes: 50 << 20})
+	assert.Check(t, (&outputFlood{}).judge(e).escaped)
 
 	// The cap held for what came back, but the harness held it all.
-	tr = judged(t, 1, sandbox.Result{Stdout: strings.Repeat("x", 7989), StdoutBytes: 50 << 20})
-	tr.allocBig = 64 << 20
-	v := judgeOutputFlood(tr)
+	e = judged(t, 1, sandbox.Result{Stdout: strings.Repeat("x", 7989), StdoutBytes: 50 << 20})
+	v := (&outputFlood{allocBig: 64 << 20}).judge(e)
 	assert.Check(t, v.escaped)
 	assert.Check(t, is.Contains(v.evidence, "held"))
 
 	// Many small allocations (the process monitor's) are not held output.
-	tr = judged(t, 3, sandbox.Result{Stdout: strings.Repeat("é", 7989), StdoutBytes: 50 << 20})
-	tr.allocated, tr.allocBig = 40<<20, 100<<10
-	assert.Check(t, is.Equal(judgeOutputFlood(tr).stoppedBy, "output cap"), "characters, not bytes, are counted")
+	e = judged(t, 3, sandbox.Result{Stdout: strings.Repeat("é", 7989), StdoutBytes: 50 << 20})
+	o := &outputFlood{allocated: 40 << 20, allocBig: 100 << 10}
+	assert.Check(t, is.Equal(o.judge(e).stoppedBy, "output cap"), "characters, not bytes, are counted")
+}
+
+// held keeps what TestOutputFloodMeasuresTheRun allocates on the heap.
+var held []byte
+
+func TestOutputFloodMeasuresTheRun(t *testing.T) {
+	o := &outputFlood{}
+	o.beforeRun(nil)
+	held = make([]byte, 1<<20)
+	o.afterRun(nil)
+	assert.Check(t, o.allocBig >= uint64(len(held)), "big: %d", o.allocBig)
+	assert.Check(t, o.allocated >= o.allocBig)
 }
 
 func TestJudgeForkBomb(t *testing.T) {
-	tr := judged(t, 0, sandbox.Result{Reason: sandbox.ReasonSignal})
-	tr.overFor, tr.maxProcs = 120*time.Millisecond, 40
-	assert.Check(t, judgeForkBomb(tr).escaped)
+	e := judged(t, 0, sandbox.Result{Reason: sandbox.ReasonSignal})
+	assert.Check(t, (&forkBomb{overFor: 120 * time.Millisecond, maxProcs: 40}).judge(e).escaped)
 
 	// Over the cap for a moment only: the monitor stopped it.
-	tr = judged(t, 3, sandbox.Result{Reason: sandbox.ReasonProcesses})
-	tr.overFor, tr.maxProcs = 8*time.Millisecond, 34
-	assert.Check(t, is.Equal(judgeForkBomb(tr).stoppedBy, "process-cap monitor"))
+	e = judged(t, 3, sandbox.Result{Reason: sandbox.ReasonProcesses})
+	assert.Check(t, is.Equal((&forkBomb{overFor: 8 * time.Millisecond, maxProcs: 34}).judge(e).stoppedBy, "process-cap monitor"))
 
-	tr = judged(t, 3, sandbox.Result{Reason: sandbox.ReasonTimeout, Stderr: "fork failed: [Errno 11] Resource temporarily unavailable\n"})
-	assert.Check(t, is.Equal(judgeForkBomb(tr).stoppedBy, "fork refused"))
+	e = judged(t, 3, sandbox.Result{Reason: sandbox.ReasonTimeout, Stderr: "fork failed: [Errno 11] Resource temporarily unavailable\n"})
+	assert.Check(t, is.Equal((&forkBomb{}).judge(e).stoppedBy, "fork refused"))
 }
 
 func TestWatchForkBombNeedsASustainedCount(t *testing.T) {
 	// A count over the cap that drops back resets the stretch.
-	tr := &trial{}
-	tr.overSince = time.Now().Add(-time.Second)
-	tr.token = "no-process-has-this-" + randomHex(8)
-	assert.Check(t, !watchForkBomb(tr, 0))
-	assert.Check(t, tr.overSince.IsZero())
-	assert.Check(t, is.Equal(tr.overFor, time.Duration(0)))
+	f := &forkBomb{overSince: time.Now().Add(-time.Second)}
+	assert.Check(t, !f.watch(nil, time.Now(), nil))
+	assert.Check(t, f.overSince.IsZero())
+	assert.Check(t, is.Equal(f.overFor, time.Duration(0)))
 }
 
 func TestJudgesNameTheLayerTheHostSaw(t *testing.T) {
 	// The policy of L3 asks for a PID namespace; when the host saw the
 	// program in the host's, the namespace gets no credit.
-	tr := judged(t, 3, sandbox.Result{Reason: sandbox.ReasonExited})
-	tr.iso.ownPID = false
-	assert.Check(t, is.Equal(judgeLingeringChild(tr).stoppedBy, "sweep of the session"))
-	tr.canary = startCanaryForTest(t)
-	assert.Check(t, is.Equal(judgeHostProcessSnoop(tr).stoppedBy, "user namespace"))
-	assert.Check(t, strings.HasPrefix(judgeDetachedDaemon(tr).stoppedBy, "unexpected: "))
+	e := judged(t, 3, sandbox.Result{Reason: sandbox.ReasonExited})
+	e.iso.ownPID = false
+	assert.Check(t, is.Equal(lingeringChild{}.judge(e).stoppedBy, "sweep of the session"))
+	snoop := &hostProcessSnoop{}
+	setUp(t, e, snoop)
+	assert.Check(t, is.Equal(snoop.judge(e).stoppedBy, "user namespace"))
+	assert.Check(t, strings.HasPrefix(detachedDaemon{}.judge(e).stoppedBy, "unexpected: "))
 
-	tr = judged(t, 4, sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1, Stderr: "connect failed: errno 101 (Network is unreachable)"})
-	tr.honeypot, _ = startHoneypot()
-	tr.honeypot.close()
-	assert.Check(t, is.Equal(judgeExfiltrate(tr).stoppedBy, "network namespace: ENETUNREACH"))
-	tr.iso.ownNet = false
-	assert.Check(t, strings.HasPrefix(judgeExfiltrate(tr).stoppedBy, "unexpected: "))
+	e = judged(t, 4, sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1, Stderr: "connect failed: errno 101 (Network is unreachable)"})
+	x := &exfiltrate{}
+	setUp(t, e, x)
+	assert.Check(t, is.Equal(x.judge(e).stoppedBy, "network namespace: ENETUNREACH"))
+	e.iso.ownNet = false
+	assert.Check(t, strings.HasPrefix(x.judge(e).stoppedBy, "unexpected: "))
 
-	tr = judged(t, 5, sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1, Stderr: "unshare: errno 1 (Operation not permitted)"})
-	assert.Check(t, is.Equal(judgePrivilegedMount(tr).stoppedBy, "no capabilities"))
-	tr.iso.capBnd = 0x1ff
-	assert.Check(t, is.Equal(judgePrivilegedMount(tr).stoppedBy, "host identity"))
+	e = judged(t, 5, sandbox.Result{Reason: sandbox.ReasonExited, ExitCode: 1, Stderr: "unshare: errno 1 (Operation not permitted)"})
+	assert.Check(t, is.Equal((&privilegedMount{}).judge(e).stoppedBy, "no capabilities"))
+	e.iso.capBnd = 0x1ff
+	assert.Check(t, is.Equal((&privilegedMount{}).judge(e).stoppedBy, "host identity"))
 }
 
-// startCanaryForTest starts a canary for a judge that only asks whether
-// it is alive.
-func startCanaryForTest(t *testing.T) *canary {
-	t.Helper()
-	c, err := startCanary()
+func TestSetupFixturesGoWithTheCell(t *testing.T) {
+	// What an attack's setup makes, the cell's cleanup removes: the
+	// canary is killed and reaped, the honeypot stops listening.
+	fx, err := makeFixtures(t.TempDir())
 	assert.NilError(t, err)
-	t.Cleanup(c.stop)
-	return c
+	e := &env{policy: sandbox.MustPreset(3), fx: fx, token: procfs.Tag()}
+	snoop, x := &hostProcessSnoop{}, &exfiltrate{}
+	assert.NilError(t, snoop.setup(e))
+	assert.NilError(t, x.setup(e))
+	assert.Check(t, snoop.canary.alive())
+	assert.Check(t, is.Len(x.args(e), 2))
+	assert.NilError(t, e.cleanup())
+	assert.Check(t, !snoop.canary.alive())
+	_, err = net.DialTimeout("tcp4", "127.0.0.1:"+strconv.Itoa(x.honeypot.Port()), time.Second)
+	assert.Check(t, err != nil, "the honeypot still listens")
+	_, err = os.Stat(fx.root)
+	assert.Check(t, errors.Is(err, fs.ErrNotExist))
 }
 
 func TestJudgeFileAPISymlink(t *testing.T) {
-	tr := judged(t, 2, sandbox.Result{Reason: sandbox.ReasonExited})
-	assert.NilError(t, os.Symlink(tr.fx.hostSecret, filepath.Join(tr.session.Dir(), linkName)))
-	assert.Check(t, is.Equal(judgeFileAPISymlink(tr).stoppedBy, "file API: link refused"))
+	e := judged(t, 2, sandbox.Result{Reason: sandbox.ReasonExited})
+	assert.NilError(t, os.Symlink(e.fx.hostSecret, filepath.Join(e.session.Dir(), linkName)))
+	assert.Check(t, is.Equal(fileAPISymlink{}.judge(e).stoppedBy, "file API: link refused"))
 
 	// A plain file that happens to hold other bytes is no escape.
-	tr = judged(t, 2, sandbox.Result{Reason: sandbox.ReasonExited})
-	assert.NilError(t, os.WriteFile(filepath.Join(tr.session.Dir(), linkName), []byte("report"), 0o644))
-	assert.Check(t, is.Equal(judgeFileAPISymlink(tr).stoppedBy, "unexpected: other content"))
+	e = judged(t, 2, sandbox.Result{Reason: sandbox.ReasonExited})
+	assert.NilError(t, os.WriteFile(filepath.Join(e.session.Dir(), linkName), []byte("report"), 0o644))
+	assert.Check(t, is.Equal(fileAPISymlink{}.judge(e).stoppedBy, "unexpected: other content"))
 
-	tr = judged(t, 2, sandbox.Result{Reason: sandbox.ReasonExited})
-	assert.Check(t, is.Equal(judgeFileAPISymlink(tr).stoppedBy, "unexpected: no report.txt in the session directory"))
+	e = judged(t, 2, sandbox.Result{Reason: sandbox.ReasonExited})
+	assert.Check(t, is.Equal(fileAPISymlink{}.judge(e).stoppedBy, "unexpected: no report.txt in the session directory"))
 }
 
 func TestJudgeHomeAndAppFixtures(t *testing.T) {
-	tr := judged(t, 4, sandbox.Result{Reason: sandbox.ReasonExited})
-	assert.Check(t, !judgePlantInHome(tr).escaped)
-	assert.NilError(t, os.WriteFile(filepath.Join(tr.fx.home, ".profile"), []byte("x"), 0o644))
-	v := judgePlantInHome(tr)
+	e := judged(t, 4, sandbox.Result{Reason: sandbox.ReasonExited})
+	p := &plantInHome{}
+	setUp(t, e, p)
+	assert.Check(t, !p.judge(e).escaped)
+	assert.NilError(t, os.WriteFile(filepath.Join(e.fx.home, ".profile"), []byte("x"), 0o644))
+	v := p.judge(e)
 	assert.Check(t, v.escaped)
 	assert.Check(t, is.Contains(v.evidence, ".profile added"))
 
-	tr = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonExited})
-	assert.Check(t, strings.HasPrefix(judgeAppDirOverwrite(tr).stoppedBy, "unexpected: "))
-	assert.NilError(t, os.WriteFile(tr.fx.appFile, []byte("planted"), 0o644))
-	assert.Check(t, judgeAppDirOverwrite(tr).escaped)
+	e = judged(t, 1, sandbox.Result{Reason: sandbox.ReasonExited})
+	assert.Check(t, strings.HasPrefix(appDirOverwrite{}.judge(e).stoppedBy, "unexpected: "))
+	assert.NilError(t, os.WriteFile(e.fx.appFile, []byte("planted"), 0o644))
+	assert.Check(t, appDirOverwrite{}.judge(e).escaped)
 }
 
 func TestFixturesBelongToTheProgram(t *testing.T) {
@@ -195,38 +236,6 @@ func TestFixturesBelongToTheProgram(t *testing.T) {
 	assert.Check(t, is.Equal(st.Mode().Perm(), os.FileMode(0o600)))
 	assert.Check(t, is.Contains(strings.Join(fx.env, "\n"), apiKeyVar+"="+fx.apiKey))
 	assert.Check(t, is.Equal(os.Getenv(apiKeyVar), ""), "the harness's own environment changed")
-}
-
-func TestHoneypotCountsWhatArrivedBeforeClose(t *testing.T) {
-	h, err := startHoneypot()
-	assert.NilError(t, err)
-	c, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(h.port()))
-	assert.NilError(t, err)
-	_, err = c.Write([]byte("stolen"))
-	assert.NilError(t, err)
-	assert.NilError(t, c.Close())
-	h.close()
-	h.close() // a second close does nothing
-	conns, received, sample := h.got()
-	assert.Check(t, is.Equal(conns, 1))
-	assert.Check(t, is.Equal(received, int64(6)))
-	assert.Check(t, is.Equal(string(sample), "stolen"))
-}
-
-func TestProcParsers(t *testing.T) {
-	assert.Check(t, is.Equal(parseVmPeak([]byte("Name:\tpython3\nVmPeak:\t 1062620 kB\nVmSize:\t 1000 kB\n")), int64(1062620)<<10))
-	assert.Check(t, is.Equal(parseVmPeak([]byte("Name:\tx\n")), int64(0)))
-
-	info := []byte("22 1 0:21 / /proc rw - proc proc rw\n" +
-		"36 35 0:52 / /tmp rw,relatime - tmpfs sandboxlab-attack-1-ab rw,size=1024k\n")
-	assert.Check(t, is.Contains(findMount(info, "tmpfs", "sandboxlab-attack-1-ab"), " /tmp "))
-	assert.Check(t, is.Equal(findMount(info, "tmpfs", "other"), ""))
-	assert.Check(t, mountedOn(info, "/tmp"))
-	assert.Check(t, !mountedOn(info, "/home"))
-
-	status := []byte("CapInh:\t0000000000000000\nCapEff:\t000001ffffffffff\nCapBnd:\t0000000000000000\n")
-	assert.Check(t, is.Equal(statusHex(status, "CapEff:"), uint64(0x1ffffffffff)))
-	assert.Check(t, is.Equal(statusHex(status, "CapBnd:"), uint64(0)))
 }
 
 func TestSnapshotChanges(t *testing.T) {

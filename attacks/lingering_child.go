@@ -1,20 +1,22 @@
 package attacks
 
 func init() {
-	register(attack{
+	register(spec{
 		id:        "lingering_child",
 		escapes:   "a child in the run's own session is alive after the run",
 		firstStop: 1,
-		judge:     judgeLingeringChild,
+		new:       func() attack { return lingeringChild{} },
 	})
 }
 
-func judgeLingeringChild(t *trial) verdict {
-	if len(t.aliveAfter) > 0 {
-		return escaped("pid %s alive after the run", pids(t.aliveAfter))
+type lingeringChild struct{}
+
+func (lingeringChild) judge(e *env) verdict {
+	if len(e.aliveAfter) > 0 {
+		return escaped("pid %s alive after the run", pids(e.aliveAfter))
 	}
-	if t.iso.ownPID {
-		return t.layer(true, "PID namespace", "nothing alive after the run")
+	if e.iso.ownPID {
+		return e.layer(true, "PID namespace", "nothing alive after the run")
 	}
-	return t.layer(t.policy.Limits.Sweep, "sweep of the session", "nothing alive after the run")
+	return e.layer(e.policy.Limits.Sweep, "sweep of the session", "nothing alive after the run")
 }

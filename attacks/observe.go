@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -53,8 +54,8 @@ const observeLimit = time.Second
 // best, so the observer polls without sleeping until it has looked
 // (typically within 20 ms). On a machine too busy to look in time it
 // gives up, and the judges fall back on the policy. It returns the
-// function that stops it; the findings are in t.iso once that returns.
-func (t *trial) startObserver() (stop func()) {
+// function that stops it; the findings are in e.iso once that returns.
+func (e *env) startObserver() (stop func()) {
 	var quit atomic.Bool
 	done := make(chan struct{})
 	go func() {
@@ -67,8 +68,8 @@ func (t *trial) startObserver() (stop func()) {
 				// A child shows the token once it has execed the init (or,
 				// at L0, the program); before that it shares the
 				// harness's memory, cwd and environment.
-				if pid = t.tagged(children()); pid != 0 {
-					t.readProcess(pid)
+				if pid = e.tagged(children()); pid != 0 {
+					e.readProcess(pid)
 				}
 				continue
 			}
@@ -77,13 +78,13 @@ func (t *trial) startObserver() (stop func()) {
 			}
 			// A read that races the exec may come back empty or torn; the
 			// PID stays the run's until the sandbox reaps it.
-			if args := procfs.Cmdline(pid); len(args) == 0 || args[0] != python || !slices.Contains(args, t.token) {
+			if args := procfs.Cmdline(pid); len(args) == 0 || args[0] != evidence.Python || !slices.Contains(args, e.token) {
 				continue
 			}
-			if !t.iso.seen {
-				t.readProcess(pid)
+			if !e.iso.seen {
+				e.readProcess(pid)
 			}
-			t.readProgram(pid)
+			e.readProgram(pid)
 			return
 		}
 	}()
@@ -110,9 +111,9 @@ func children() []int {
 }
 
 // tagged returns the first of pids tagged with the cell's token, or 0.
-func (t *trial) tagged(pids []int) int {
+func (e *env) tagged(pids []int) int {
 	for _, pid := range pids {
-		if slices.Contains(procfs.Cmdline(pid), t.token) {
+		if slices.Contains(procfs.Cmdline(pid), e.token) {
 			return pid
 		}
 	}
@@ -121,7 +122,7 @@ func (t *trial) tagged(pids []int) int {
 
 // readProcess records the namespaces, working directory and environment
 // of pid, if it is still the run's process after reading them all.
-func (t *trial) readProcess(pid int) {
+func (e *env) readProcess(pid int) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/"
 	var iso isolation
 	own := func(kind string) (bool, bool) {
@@ -135,68 +136,56 @@ func (t *trial) readProcess(pid int) {
 	iso.ownMount, ok[2] = own("mnt")
 	iso.ownUser, ok[3] = own("user")
 	cwd, err1 := os.Readlink(dir + "cwd")
-	env, err2 := os.ReadFile(dir + "environ")
-	if ok != [4]bool{true, true, true, true} || err1 != nil || err2 != nil || !t.stillRuns(pid) {
+	environ, err2 := os.ReadFile(dir + "environ")
+	if ok != [4]bool{true, true, true, true} || err1 != nil || err2 != nil || !e.stillRuns(pid) {
 		return
 	}
-	t.iso.seen = true
-	t.iso.ownPID, t.iso.ownNet, t.iso.ownMount, t.iso.ownUser = iso.ownPID, iso.ownNet, iso.ownMount, iso.ownUser
-	t.iso.cwd = cwd
-	t.iso.envHasKey = bytes.Contains(env, []byte(apiKeyVar+"="+t.fx.apiKey))
+	e.iso.seen = true
+	e.iso.ownPID, e.iso.ownNet, e.iso.ownMount, e.iso.ownUser = iso.ownPID, iso.ownNet, iso.ownMount, iso.ownUser
+	e.iso.cwd = cwd
+	e.iso.envHasKey = bytes.Contains(environ, []byte(apiKeyVar+"="+e.fx.apiKey))
 }
 
 // readProgram records the capabilities and mounts of the program, pid.
-func (t *trial) readProgram(pid int) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/"
-	status, err1 := os.ReadFile(dir + "status")
-	mounts, err2 := os.ReadFile(dir + "mountinfo")
-	if err1 != nil || err2 != nil || !t.stillRuns(pid) {
+func (e *env) readProgram(pid int) {
+	status, err1 := evidence.ReadStatus(pid)
+	mounts, err2 := evidence.Mountinfo(pid)
+	if err1 != nil || err2 != nil || !e.stillRuns(pid) {
 		return
 	}
-	t.iso.programSeen = true
-	t.iso.capEff = statusHex(status, "CapEff:")
-	t.iso.capBnd = statusHex(status, "CapBnd:")
-	t.iso.homeCovered = mountedOn(mounts, t.fx.home)
+	e.iso.programSeen = true
+	e.iso.capEff = status.Hex("CapEff")
+	e.iso.capBnd = status.Hex("CapBnd")
+	e.iso.homeCovered = evidence.MountedOn(mounts, e.fx.home)
 }
 
 // stillRuns reports whether pid is still a live process of the run, so
 // that what was just read of it was not read of a successor.
-func (t *trial) stillRuns(pid int) bool {
+func (e *env) stillRuns(pid int) bool {
 	p, err := procfs.Stat(pid)
-	return err == nil && p.Alive() && slices.Contains(procfs.Cmdline(pid), t.token)
+	return err == nil && p.Alive() && slices.Contains(procfs.Cmdline(pid), e.token)
 }
 
-// fillFromPolicy completes t.iso with what the policy asks for wherever
+// fillFromPolicy completes e.iso with what the policy asks for wherever
 // the host did not see for itself.
-func (t *trial) fillFromPolicy() {
-	p := t.policy
-	if !t.iso.seen {
-		t.iso.ownPID = p.Processes.Namespace
-		t.iso.ownNet = p.Network.Isolate
-		t.iso.ownMount = p.Processes.Namespace || len(p.Filesystem.Hide) > 0
-		t.iso.ownUser = p.Processes.Namespace || p.Network.Isolate || len(p.Filesystem.Hide) > 0 || p.Filesystem.DropCapabilities
-		t.iso.cwd = t.fx.appDir
+func (e *env) fillFromPolicy() {
+	p := e.policy
+	if !e.iso.seen {
+		e.iso.ownPID = p.Processes.Namespace
+		e.iso.ownNet = p.Network.Isolate
+		e.iso.ownMount = p.Processes.Namespace || len(p.Filesystem.Hide) > 0
+		e.iso.ownUser = p.Processes.Namespace || p.Network.Isolate || len(p.Filesystem.Hide) > 0 || p.Filesystem.DropCapabilities
+		e.iso.cwd = e.fx.appDir
 		if p.Workspace.Private {
-			t.iso.cwd = t.session.Dir()
+			e.iso.cwd = e.session.Dir()
 		}
-		t.iso.envHasKey = !p.Workspace.ScrubEnv
+		e.iso.envHasKey = !p.Workspace.ScrubEnv
 	}
-	if !t.iso.programSeen {
-		t.iso.capEff, t.iso.capBnd = 0, 0
+	if !e.iso.programSeen {
+		e.iso.capEff, e.iso.capBnd = 0, 0
 		if !p.Filesystem.DropCapabilities {
-			t.iso.capBnd = ^uint64(0)
+			e.iso.capBnd = ^uint64(0)
 		}
-		t.iso.homeCovered = slices.Contains(p.Filesystem.Hide, t.fx.home)
+		e.iso.homeCovered = slices.Contains(p.Filesystem.Hide, e.fx.home)
 	}
-}
-
-// statusHex reads a hexadecimal field of /proc/PID/status.
-func statusHex(status []byte, field string) uint64 {
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			v, _ := strconv.ParseUint(strings.TrimSpace(rest), 16, 64)
-			return v
-		}
-	}
-	return 0
 }

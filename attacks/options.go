@@ -92,7 +92,7 @@ func ParseLevels(s string) ([]int, error) {
 }
 
 // selection returns the attacks and levels opts ask for, in report order.
-func (opts Options) selection() ([]*attack, []int, error) {
+func (opts Options) selection() ([]*spec, []int, error) {
 	want := map[string]bool{}
 	for _, id := range opts.Only {
 		if !known(id) {
@@ -100,7 +100,7 @@ func (opts Options) selection() ([]*attack, []int, error) {
 		}
 		want[id] = true
 	}
-	var list []*attack
+	var list []*spec
 	for _, id := range order {
 		if len(want) == 0 || want[id] {
 			list = append(list, registry[id])

@@ -3,44 +3,51 @@ package attacks
 import (
 	"strings"
 	"time"
+
+	"sandboxlab/sandbox/evidence"
+	"sandboxlab/sandbox/procfs"
 )
 
 func init() {
-	register(attack{
+	register(spec{
 		id:        "privileged_mount",
 		escapes:   "makes a private mount namespace and mounts a tmpfs in it",
 		firstStop: 5,
-		watch:     watchPrivilegedMount,
-		judge:     judgePrivilegedMount,
+		new:       func() attack { return &privilegedMount{} },
 	})
+}
+
+type privilegedMount struct {
+	mount    *evidence.Mount // the attack's mount, once seen
+	mountPID int             // the process that saw it
 }
 
 // The program mounts a tmpfs whose source is the cell's token: the host
 // finds it in the mountinfo of the program's processes.
-func watchPrivilegedMount(t *trial, _ time.Duration) bool {
-	for _, p := range t.attackProcs() {
-		if line := mountedSource(p.PID, "tmpfs", t.token); line != "" {
-			t.mount, t.mountPID = line, p.PID
+func (m *privilegedMount) watch(e *env, _ time.Time, procs []procfs.Proc) bool {
+	for _, p := range procs {
+		mounts, _ := evidence.Mountinfo(p.PID)
+		if found, ok := evidence.FindMount(mounts, "tmpfs", e.token); ok {
+			m.mount, m.mountPID = &found, p.PID
 			return true
 		}
 	}
 	return false
 }
 
-func judgePrivilegedMount(t *trial) verdict {
-	if t.mount != "" {
-		f := strings.Fields(t.mount)
-		point := "?"
-		if len(f) > 4 {
-			point = f[4]
+func (m *privilegedMount) judge(e *env) verdict {
+	if m.mount != nil {
+		point := m.mount.Point
+		if point == "" {
+			point = "?"
 		}
-		return escaped("pid %d has a tmpfs mounted on %s", t.mountPID, point)
+		return escaped("pid %d has a tmpfs mounted on %s", m.mountPID, point)
 	}
-	why := strings.ReplaceAll(strings.TrimSpace(t.res.Stderr), "\n", "; ")
-	noCaps := t.iso.capEff == 0 && t.iso.capBnd == 0
-	if !noCaps && strings.Contains(t.res.Stderr, "errno 1 ") {
+	why := strings.ReplaceAll(strings.TrimSpace(e.res.Stderr), "\n", "; ")
+	noCaps := e.iso.capEff == 0 && e.iso.capBnd == 0
+	if !noCaps && strings.Contains(e.res.Stderr, "errno 1 ") {
 		// The host user lacks the privilege anyway.
-		return t.programLayer(true, "host identity", "no mount seen; %s", why)
+		return e.programLayer(true, "host identity", "no mount seen; %s", why)
 	}
-	return t.programLayer(noCaps, "no capabilities", "no mount seen (the program's CapEff %#x, CapBnd %#x); %s", t.iso.capEff, t.iso.capBnd, why)
+	return e.programLayer(noCaps, "no capabilities", "no mount seen (the program's CapEff %#x, CapBnd %#x); %s", e.iso.capEff, e.iso.capBnd, why)
 }

@@ -3,18 +3,21 @@ package attacks
 import "strings"
 
 func init() {
-	register(attack{
+	register(spec{
 		id:        "read_ssh_key",
 		escapes:   "the fake SSH key's content appears in its output",
 		firstStop: 5,
-		args:      func(t *trial) []string { return []string{t.fx.sshKey} },
-		judge:     judgeReadSSHKey,
+		new:       func() attack { return readSSHKey{} },
 	})
 }
 
-func judgeReadSSHKey(t *trial) verdict {
-	if strings.Contains(t.output(), t.fx.keySecret) {
+type readSSHKey struct{}
+
+func (readSSHKey) args(e *env) []string { return []string{e.fx.sshKey} }
+
+func (readSSHKey) judge(e *env) verdict {
+	if strings.Contains(e.output(), e.fx.keySecret) {
 		return escaped("the output holds the key's content")
 	}
-	return t.programLayer(t.iso.homeCovered, "hidden by mount namespace", "the key is not in the output (%s)", lastLine(t.res.Stderr))
+	return e.programLayer(e.iso.homeCovered, "hidden by mount namespace", "the key is not in the output (%s)", lastLine(e.res.Stderr))
 }

@@ -5,20 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
-
-// python is Debian's interpreter, which every host identity can run (a
-// pyenv under /root is out of reach of an unprivileged uid).
-const python = "/usr/bin/python3"
 
 // watchEvery is how often a watch samples the host while a program runs.
 const watchEvery = 10 * time.Millisecond
@@ -37,8 +34,8 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(python); err != nil {
-		return nil, fmt.Errorf("the attack programs need %s: %w", python, err)
+	if _, err := os.Stat(evidence.Python); err != nil {
+		return nil, fmt.Errorf("the attack programs need %s: %w", evidence.Python, err)
 	}
 	if err := checkReachable(opts.TempDir); err != nil {
 		return nil, err
@@ -72,74 +69,54 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 	return rep, nil
 }
 
-// trial is one cell in progress: the attack, its fixtures, and what the
-// host saw.
-type trial struct {
-	attack   *attack
-	policy   sandbox.Policy // the level's preset, the fake home hidden where homes are
-	token    string         // tags every process of the attack (procfs.WithArg)
-	fx       *fixtures
-	session  *sandbox.Session
-	canary   *canary
-	honeypot *honeypot
-	start    time.Time
-	cancel   context.CancelFunc
-
-	// Sampled by the attack's watch while the program runs.
-	seen         time.Time     // runaway_loop: when the program was first seen running
-	checked      bool          // runaway_loop: seen running unkilled past the wall limit
-	aliveAtCheck []procfs.Proc // those processes
-	maxProcs     int           // most of its processes alive at once
-	overSince    time.Time     // since when more than the cap have been alive
-	overFor      time.Duration // the longest stretch over the cap
-	peak         int64         // the highest VmPeak of its processes, in bytes
-	peakPID      int
-	maxFDs       int // the most descriptors one of its processes held
-	maxFDsPID    int
-	mount        string // the mountinfo line of the attack's mount
-	mountPID     int
+// env is one cell in progress, as every attack may use it: the level's
+// policy, the token, the shared fixtures, the session and what the host
+// saw. What only one attack needs lives in that attack's own state.
+type env struct {
+	policy  sandbox.Policy // the level's preset, the fake home hidden where homes are
+	token   string         // tags every process of the attack (procfs.WithArg)
+	fx      *fixtures
+	session *sandbox.Session // open from just after setup until the cleanup
+	start   time.Time        // when the run started
 
 	// iso is what the host saw of the program's isolation.
 	iso isolation
 
 	// Seen after the run.
 	res        *sandbox.Result
-	allocated  uint64        // bytes the harness allocated during the run
-	allocBig   uint64        // of those, bytes in objects too big for MemStats' size classes
 	aliveAfter []procfs.Proc // its processes alive when Run returned
+
+	// cleanups remove what the attack's setup made, last first.
+	cleanups []func()
 }
+
+// onCleanup registers f to run when the cell is cleaned up, after its
+// processes are killed and before its session and fixtures are removed,
+// whatever happened to the cell.
+func (e *env) onCleanup(f func()) { e.cleanups = append(e.cleanups, f) }
 
 // attackProcs returns the live processes of the attack program: tagged by
 // the token and running Python (the sandbox's init, a Go binary whose
 // arguments carry the token until it execs the program, is not one).
-func (t *trial) attackProcs() []procfs.Proc {
-	var out []procfs.Proc
-	for _, p := range procfs.WithArg(t.token) {
-		if args := procfs.Cmdline(p.PID); len(args) > 0 && args[0] == python {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func (e *env) attackProcs() []procfs.Proc { return evidence.Programs(procfs.WithArg(e.token)) }
 
-// runCell runs one attack at one level with fresh fixtures and removes
-// everything afterwards. The error is for the harness failing, never for
-// the attack's outcome.
-func runCell(ctx context.Context, a *attack, level int, tempDir string) (cell report.Cell, err error) {
+// runCell runs one attack at one level with fresh fixtures and a fresh
+// state, and removes everything afterwards. The error is for the harness
+// failing, never for the attack's outcome.
+func runCell(ctx context.Context, s *spec, level int, tempDir string) (cell report.Cell, err error) {
 	began := time.Now()
-	cell = report.Cell{Attack: a.id, Level: level}
+	cell = report.Cell{Attack: s.id, Level: level}
 	fx, err := makeFixtures(tempDir)
 	if err != nil {
 		return cell, err
 	}
-	t := &trial{
-		attack: a,
+	e := &env{
 		fx:     fx,
 		token:  procfs.Tag(),
 		policy: sandbox.MustPreset(level),
 	}
-	v, err := t.run(ctx)
-	if cerr := t.cleanup(); err == nil {
+	v, err := e.run(ctx, s, s.new())
+	if cerr := e.cleanup(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -150,57 +127,53 @@ func runCell(ctx context.Context, a *attack, level int, tempDir string) (cell re
 	return cell, nil
 }
 
-// run sets the cell up, runs the program and judges it.
-func (t *trial) run(ctx context.Context) (verdict, error) {
-	var err error
-	if t.attack.needs&needCanary != 0 {
-		if t.canary, err = startCanary(); err != nil {
+// run sets the cell up for attack a (whose program is s's), runs the
+// program and judges it.
+func (e *env) run(ctx context.Context, s *spec, a attack) (verdict, error) {
+	if su, ok := a.(setupper); ok {
+		if err := su.setup(e); err != nil {
 			return verdict{}, err
 		}
 	}
-	if t.attack.needs&needHoneypot != 0 {
-		if t.honeypot, err = startHoneypot(); err != nil {
-			return verdict{}, err
-		}
-	}
-	if t.policy.Filesystem.Hide != nil {
+	if e.policy.Filesystem.Hide != nil {
 		// The fake home is hidden where the preset hides homes.
-		t.policy.Filesystem.Hide = append(slices.Clone(t.policy.Filesystem.Hide), t.fx.home)
+		e.policy.Filesystem.Hide = append(slices.Clone(e.policy.Filesystem.Hide), e.fx.home)
 	}
-	t.session, err = sandbox.NewSession(sandbox.Options{Policy: t.policy, Root: t.fx.root})
+	var err error
+	e.session, err = sandbox.NewSession(sandbox.Options{Policy: e.policy, Root: e.fx.root})
 	if err != nil {
 		return verdict{}, fmt.Errorf("opening session: %w", err)
 	}
-	args := []string{"-c", t.attack.source, t.token}
-	if t.attack.args != nil {
-		args = append(args, t.attack.args(t)...)
+	args := []string{"-c", s.source, e.token}
+	if ar, ok := a.(arguer); ok {
+		args = append(args, ar.args(e)...)
 	}
-	cmd := sandbox.Command{Path: python, Args: args, Env: t.fx.env, Dir: t.fx.appDir}
+	cmd := sandbox.Command{Path: evidence.Python, Args: args, Env: e.fx.env, Dir: e.fx.appDir}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	t.cancel = cancel
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	t.start = time.Now()
-	stopObserver := t.startObserver()
-	stopWatch := t.startWatch()
-	res, runErr := t.session.Run(runCtx, cmd)
+	m, measures := a.(measurer)
+	if measures {
+		m.beforeRun(e)
+	}
+	e.start = time.Now()
+	stopObserver := e.startObserver()
+	stopWatch := e.startWatch(a, cancel)
+	res, runErr := e.session.Run(runCtx, cmd)
 	stopWatch()
 	stopObserver()
-	runtime.ReadMemStats(&after)
-	t.aliveAfter = t.attackProcs()
+	if measures {
+		m.afterRun(e)
+	}
+	e.aliveAfter = e.attackProcs()
 
-	// Judge a quiet world: nothing of the attack left running, nothing
-	// more on its way to the honeypot.
-	if err := t.killAll(); err != nil {
+	// Judge a quiet world: nothing of the attack left running (nothing
+	// more on its way to a honeypot).
+	if err := e.killAll(); err != nil {
 		return verdict{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return verdict{}, err
-	}
-	if t.honeypot != nil {
-		t.honeypot.close()
 	}
 	switch {
 	case res == nil && errors.Is(runErr, sandbox.ErrUnavailable):
@@ -210,93 +183,68 @@ func (t *trial) run(ctx context.Context) (verdict, error) {
 		return verdict{}, fmt.Errorf("running the attack: %w", runErr)
 	}
 	// A run error with a result is the watch ending the run early.
-	t.res = res
-	t.fillFromPolicy()
-	t.allocated = after.TotalAlloc - before.TotalAlloc
-	t.allocBig = bigAllocs(&after) - bigAllocs(&before)
-	return t.attack.judge(t), nil
+	e.res = res
+	e.fillFromPolicy()
+	return a.judge(e), nil
 }
 
-// startWatch starts the attack's watch, if it has one, and returns the
-// function that stops it. The watch's findings are in t once that returns.
-func (t *trial) startWatch() (stop func()) {
-	if t.attack.watch == nil {
+// startWatch starts a's watch, if it has one, and returns the function
+// that stops it; the watch's findings are in a once that returns. A watch
+// that finds the escape certain ends the run through cancel.
+func (e *env) startWatch(a attack, cancel context.CancelFunc) (stop func()) {
+	w, ok := a.(watcher)
+	if !ok {
 		return func() {}
 	}
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(watchEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-tick.C:
-			}
-			if t.attack.watch(t, time.Since(t.start)) {
-				t.cancel() // the escape is certain: end the run
-				return
-			}
+	s := evidence.SampleUntil(e.token, watchEvery, func(now time.Time, procs []procfs.Proc) bool {
+		if w.watch(e, now, evidence.Programs(procs)) {
+			cancel() // the escape is certain: end the run
+			return true
 		}
-	}()
-	return func() { close(quit); <-done }
+		return false
+	})
+	return s.Stop
 }
 
 // killAll kills every process tagged with the cell's token, wherever it
 // went, and makes sure none is left.
-func (t *trial) killAll() error {
-	procfs.KillWithArg(t.token, killLimit)
-	if left := procfs.WithArg(t.token); len(left) > 0 {
+func (e *env) killAll() error {
+	procfs.KillWithArg(e.token, killLimit)
+	if left := procfs.WithArg(e.token); len(left) > 0 {
 		return fmt.Errorf("killing the attack's processes: %d survive (pids %s)", len(left), pids(left))
 	}
 	return nil
 }
 
-// cleanup removes everything the cell made: its processes, the canary, the
-// honeypot, the session and the fixtures.
-func (t *trial) cleanup() error {
-	errs := []error{t.killAll()}
-	if t.canary != nil {
-		t.canary.stop()
+// cleanup removes everything the cell made: its processes, what the
+// attack's setup made, the session and the fixtures.
+func (e *env) cleanup() error {
+	errs := []error{e.killAll()}
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		e.cleanups[i]()
 	}
-	if t.honeypot != nil {
-		t.honeypot.close()
-	}
-	if t.session != nil {
-		if err := t.session.Close(); err != nil {
+	e.cleanups = nil
+	if e.session != nil {
+		if err := e.session.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing session: %w", err))
 		}
 	}
-	errs = append(errs, t.fx.remove())
+	errs = append(errs, e.fx.remove())
 	return errors.Join(errs...)
 }
 
-// bigAllocs returns the bytes ever allocated in objects larger than the
-// size classes MemStats lists (about 19 KiB and up): where a stream would
-// hold output. The sandbox's process monitor allocates a little on every
-// walk of /proc, in small objects only; leaving those out keeps a slow run
-// at L3 from looking like held output.
-func bigAllocs(m *runtime.MemStats) uint64 {
-	small := uint64(0)
-	for _, c := range m.BySize {
-		small += uint64(c.Size) * c.Mallocs
-	}
-	return m.TotalAlloc - small
-}
-
 // output is everything the program's output brought back to the host.
-func (t *trial) output() string { return t.res.Stdout + "\n" + t.res.Stderr }
+func (e *env) output() string { return e.res.Stdout + "\n" + e.res.Stderr }
 
 // layer names the mechanism that stopped the attack when the layer that
 // should have stopped it was on; otherwise the stop was not the one
 // expected, and the verdict says what was seen instead.
-func (t *trial) layer(on bool, mechanism, format string, args ...any) verdict {
+func (e *env) layer(on bool, mechanism, format string, args ...any) verdict {
 	v := stopped(mechanism, format, args...)
 	if !on {
-		v.stoppedBy = "unexpected: " + ended(t.res)
+		v.stoppedBy = "unexpected: " + ended(e.res)
 	}
-	if !t.iso.seen {
+	if !e.iso.seen {
 		v.evidence += notSeen
 	}
 	return v
@@ -304,9 +252,9 @@ func (t *trial) layer(on bool, mechanism, format string, args ...any) verdict {
 
 // programLayer is layer for a mechanism the host sees only in the program
 // itself after the init has execed it (capabilities, mounts).
-func (t *trial) programLayer(on bool, mechanism, format string, args ...any) verdict {
-	v := t.layer(on, mechanism, format, args...)
-	if t.iso.seen && !t.iso.programSeen {
+func (e *env) programLayer(on bool, mechanism, format string, args ...any) verdict {
+	v := e.layer(on, mechanism, format, args...)
+	if e.iso.seen && !e.iso.programSeen {
 		v.evidence += notSeen
 	}
 	return v
@@ -340,6 +288,15 @@ func lastLine(s string) string {
 		line = line[:117] + "..."
 	}
 	return line
+}
+
+// pids lists the PIDs of procs, for evidence.
+func pids(procs []procfs.Proc) string {
+	s := make([]string, len(procs))
+	for i, p := range procs {
+		s[i] = strconv.Itoa(p.PID)
+	}
+	return strings.Join(s, ",")
 }
 
 // mib formats a byte count.

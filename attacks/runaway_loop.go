@@ -8,12 +8,11 @@ import (
 )
 
 func init() {
-	register(attack{
+	register(spec{
 		id:        "runaway_loop",
 		escapes:   "still running past the wall limit",
 		firstStop: 1,
-		watch:     watchRunawayLoop,
-		judge:     judgeRunawayLoop,
+		new:       func() attack { return &runawayLoop{} },
 	})
 }
 
@@ -27,38 +26,43 @@ func init() {
 // the wall limit, and is seen before it dies.)
 const runawayCheck = 1800 * time.Millisecond
 
-func watchRunawayLoop(t *trial, _ time.Duration) bool {
-	procs := t.attackProcs()
-	if t.seen.IsZero() {
+type runawayLoop struct {
+	seen         time.Time     // when the program was first seen running
+	checked      bool          // seen running unkilled past the wall limit
+	aliveAtCheck []procfs.Proc // those processes
+}
+
+func (r *runawayLoop) watch(_ *env, now time.Time, procs []procfs.Proc) bool {
+	if r.seen.IsZero() {
 		if len(procs) > 0 {
-			t.seen = time.Now()
+			r.seen = now
 		}
 		return false
 	}
-	if t.checked || time.Since(t.seen) < runawayCheck {
+	if r.checked || now.Sub(r.seen) < runawayCheck {
 		return false
 	}
 	for _, p := range procs {
 		if !procfs.Killed(p.PID) {
-			t.aliveAtCheck = append(t.aliveAtCheck, p)
+			r.aliveAtCheck = append(r.aliveAtCheck, p)
 		}
 	}
-	t.checked = len(t.aliveAtCheck) > 0
+	r.checked = len(r.aliveAtCheck) > 0
 	// Running unkilled: escaped. Ending it now also spares L0 the 4 s watchdog.
-	return t.checked
+	return r.checked
 }
 
-func judgeRunawayLoop(t *trial) verdict {
-	r := t.res
+func (r *runawayLoop) judge(e *env) verdict {
+	res := e.res
 	switch {
-	case len(t.aliveAtCheck) > 0:
-		return escaped("pid %s still running, not killed, %d ms after it started", pids(t.aliveAtCheck), runawayCheck.Milliseconds())
-	case len(t.aliveAfter) > 0:
-		return escaped("pid %s still running after the run ended (%d ms)", pids(t.aliveAfter), r.Wall.Milliseconds())
-	case r.Reason == sandbox.ReasonTimeout:
-		return stopped("wall clock", "timed out after %d ms, nothing left running", r.Wall.Milliseconds())
-	case r.Reason == sandbox.ReasonCPU:
-		return stopped("CPU limit", "stopped after %d ms wall, %d ms CPU", r.Wall.Milliseconds(), r.CPU.Milliseconds())
+	case len(r.aliveAtCheck) > 0:
+		return escaped("pid %s still running, not killed, %d ms after it started", pids(r.aliveAtCheck), runawayCheck.Milliseconds())
+	case len(e.aliveAfter) > 0:
+		return escaped("pid %s still running after the run ended (%d ms)", pids(e.aliveAfter), res.Wall.Milliseconds())
+	case res.Reason == sandbox.ReasonTimeout:
+		return stopped("wall clock", "timed out after %d ms, nothing left running", res.Wall.Milliseconds())
+	case res.Reason == sandbox.ReasonCPU:
+		return stopped("CPU limit", "stopped after %d ms wall, %d ms CPU", res.Wall.Milliseconds(), res.CPU.Milliseconds())
 	}
-	return stopped("unexpected: "+ended(r), "ended after %d ms, nothing left running", r.Wall.Milliseconds())
+	return stopped("unexpected: "+ended(res), "ended after %d ms, nothing left running", res.Wall.Milliseconds())
 }

@@ -7,6 +7,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 )
 
 var cpuLimit = &Check{
@@ -35,7 +36,7 @@ var cpuLimit = &Check{
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res, err := s.Run(t.Context(), sandbox.Command{Path: python, Args: []string{"-c", "while True: pass"}})
+				res, err := s.Run(t.Context(), sandbox.Command{Path: evidence.Python, Args: []string{"-c", "while True: pass"}})
 				if err == nil {
 					r.res = res
 				}

@@ -16,6 +16,7 @@ import (
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -70,7 +71,7 @@ func cpuQuirk(ctx context.Context) (*report.Experiment, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = sandbox.Run(ctx, c.p, sandbox.Command{Path: python, Args: []string{"-c", "while True: pass"}})
+			results[i], errs[i] = sandbox.Run(ctx, c.p, sandbox.Command{Path: evidence.Python, Args: []string{"-c", "while True: pass"}})
 		}()
 		if i == 1 {
 			wg.Wait() // two cores: the third runs after the first two
@@ -149,7 +150,7 @@ func nprocExperiment(ctx context.Context) (*report.Experiment, error) {
 	defer procfs.KillWithArg(tok, 10*time.Second)
 	uid, gid := os.Getuid(), os.Getgid()
 	peak := peakTagged(tok, func() error {
-		cmd := exec.CommandContext(ctx, "/proc/self/exe", "5", python, "-c", spawner, tok)
+		cmd := exec.CommandContext(ctx, "/proc/self/exe", "5", evidence.Python, "-c", spawner, tok)
 		cmd.Args[0] = nprocArg0
 		cmd.SysProcAttr = &syscall.SysProcAttr{
 			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
@@ -178,7 +179,7 @@ func nprocExperiment(ctx context.Context) (*report.Experiment, error) {
 	var res *sandbox.Result
 	peak2 := peakTagged(tok2, func() error {
 		var err error
-		res, err = sandbox.Run(ctx, sandbox.MustPreset(3), sandbox.Command{Path: python, Args: []string{"-c", spawner, tok2}})
+		res, err = sandbox.Run(ctx, sandbox.MustPreset(3), sandbox.Command{Path: evidence.Python, Args: []string{"-c", spawner, tok2}})
 		return err
 	})
 	if peak2.err != nil {
@@ -198,22 +199,10 @@ type peakResult struct {
 
 // peakTagged runs f while counting the live processes tagged with tok.
 func peakTagged(tok string, f func() error) peakResult {
-	var mu sync.Mutex
-	most := 0
-	w := sample(tok, 5*time.Millisecond, func(_ time.Time, procs []procfs.Proc) {
-		n := 0
-		for _, p := range procs {
-			if p.Comm == "python3" {
-				n++
-			}
-		}
-		mu.Lock()
-		most = max(most, n)
-		mu.Unlock()
-	})
+	peak := evidence.PeakCount(tok, 5*time.Millisecond)
 	err := f()
-	w.Stop()
-	return peakResult{most: most, err: err}
+	most, _ := peak.Stop()
+	return peakResult{most: int(most), err: err}
 }
 
 // layerHiding: with the timeout killing only the first process, busy-loop

@@ -15,6 +15,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 )
 
 var failClosed = &Check{
@@ -93,7 +94,7 @@ func failClosedProbe(defect, marker string) int {
 	s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(3), Root: filepath.Dir(marker)})
 	if err == nil {
 		_, err = s.Run(context.Background(), sandbox.Command{
-			Path: python, Args: []string{"-c", "import sys\nopen(sys.argv[1], 'w').write('ran')", marker},
+			Path: evidence.Python, Args: []string{"-c", "import sys\nopen(sys.argv[1], 'w').write('ran')", marker},
 		})
 		s.Close()
 	}

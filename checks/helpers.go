@@ -1,22 +1,16 @@
 package checks
 
 import (
-	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
-
-const python = "/usr/bin/python3"
 
 // preset returns level n's policy with tweaks applied: a check takes away
 // the layers that would hide a defect in the one it tests.
@@ -61,7 +55,7 @@ func (t *T) python(s *sandbox.Session, cmd sandbox.Command, src string, args ...
 	if cmd.Dir == "" {
 		cmd.Dir = t.ownedDir("app")
 	}
-	cmd.Path = python
+	cmd.Path = evidence.Python
 	cmd.Args = append([]string{"-c", src}, args...)
 	res, err := s.Run(t.Context(), cmd)
 	assert.NilError(t, err)
@@ -119,39 +113,6 @@ func (t *T) hostSecret() (path, content string) {
 	return path, content
 }
 
-// sampler looks at the host's processes tagged with a token every few
-// milliseconds while a run is going on.
-type sampler struct {
-	stop chan struct{}
-	done chan struct{}
-}
-
-// sample calls fn with the live tagged processes every interval until
-// the returned sampler is stopped.
-func sample(tok string, interval time.Duration, fn func(now time.Time, procs []procfs.Proc)) *sampler {
-	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			fn(time.Now(), procfs.WithArg(tok))
-			select {
-			case <-s.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return s
-}
-
-// Stop stops sampling and waits for the last sample.
-func (s *sampler) Stop() {
-	close(s.stop)
-	<-s.done
-}
-
 // forkBomb forks 40 children that sleep, and keeps trying when fork
 // fails, as bombs do.
 const forkBomb = `
@@ -169,94 +130,3 @@ while n < 40:
     n += 1
 time.sleep(10)
 `
-
-// peakOf samples the program's processes tagged with tok (not the
-// sandbox's init, which has not become the program yet) while a run goes
-// on, and keeps the largest value measure gives for one of them. The
-// returned function stops sampling and returns that value (0: the host
-// never saw the program).
-func peakOf(tok string, measure func(pid int) int) (stop func() int) {
-	var mu sync.Mutex
-	peak := 0
-	w := sample(tok, 10*time.Millisecond, func(_ time.Time, procs []procfs.Proc) {
-		for _, pr := range procs {
-			if pr.Comm != "python3" {
-				continue
-			}
-			v := measure(pr.PID)
-			mu.Lock()
-			peak = max(peak, v)
-			mu.Unlock()
-		}
-	})
-	return func() int {
-		w.Stop()
-		mu.Lock()
-		defer mu.Unlock()
-		return peak
-	}
-}
-
-// statusField reads one field of /proc/PID/status ("" if gone).
-func statusField(pid int, field string) string {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-// honeypot is a TCP listener on loopback that records what it receives.
-type honeypot struct {
-	ln   net.Listener
-	mu   sync.Mutex
-	got  []byte
-	conn int
-	wg   sync.WaitGroup
-}
-
-func (t *T) honeypot() *honeypot {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	assert.NilError(t, err)
-	h := &honeypot{ln: ln}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.SetDeadline(time.Now().Add(3 * time.Second))
-			b, _ := io.ReadAll(io.LimitReader(c, 1<<20))
-			c.Close()
-			h.mu.Lock()
-			h.got = append(h.got, b...)
-			h.conn++
-			h.mu.Unlock()
-		}
-	}()
-	t.Cleanup(h.close)
-	return h
-}
-
-func (h *honeypot) port() string { return strconv.Itoa(h.ln.Addr().(*net.TCPAddr).Port) }
-
-func (h *honeypot) close() {
-	h.ln.Close()
-	h.wg.Wait()
-}
-
-// received closes the honeypot and returns the connections and bytes it saw.
-func (h *honeypot) received() (conns int, data []byte) {
-	h.close()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.conn, h.got
-}

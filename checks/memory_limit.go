@@ -1,12 +1,12 @@
 package checks
 
 import (
-	"strconv"
-	"strings"
+	"time"
 
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 )
 
 var memoryLimit = &Check{
@@ -19,10 +19,7 @@ var memoryLimit = &Check{
 		// The host watches the program's peak address space while it
 		// runs; the program lingers a moment after its attempt so that
 		// a successful allocation cannot hide between two samples.
-		stop := peakOf(tok, func(pid int) int {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(statusField(pid, "VmPeak"), " kB"))
-			return kb
-		})
+		peak := evidence.PeakOf(tok, 10*time.Millisecond, func(pid int) int64 { return evidence.StatusKB(pid, "VmPeak") })
 		res := t.runPython(p, sandbox.Command{Dir: t.ownedDir("app")}, `
 import time
 try:
@@ -30,9 +27,10 @@ try:
 finally:
     time.sleep(0.3)
 `, tok)
-		peakMiB := stop() >> 10
+		peakKB, _ := peak.Stop()
+		peakMiB := peakKB >> 10
 		assert.Check(t, peakMiB > 0, "the host never saw the program running")
-		assert.Check(t, int64(peakMiB)<<20 <= p.Limits.AddressSpace, "the program reached %d MiB of address space; the limit is %d MiB", peakMiB, p.Limits.AddressSpace>>20)
+		assert.Check(t, peakMiB<<20 <= p.Limits.AddressSpace, "the program reached %d MiB of address space; the limit is %d MiB", peakMiB, p.Limits.AddressSpace>>20)
 		assert.Check(t, res.OOM, "the result does not flag memory (oom=false; reason %s, exit %d)", res.Reason, res.ExitCode)
 		assert.Check(t, res.Reason == sandbox.ReasonMemory, "the result says %s, not memory", res.Reason)
 		t.Evidence("512 MiB refused: peak address space %d MiB, result oom=%v reason=%s", peakMiB, res.OOM, res.Reason)

@@ -1,9 +1,6 @@
 package checks
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +8,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -27,24 +25,22 @@ var noCapabilities = &Check{
 		caps := map[string]string{}
 		mounted := false
 		seen := false
-		w := sample(tok, 10*time.Millisecond, func(_ time.Time, procs []procfs.Proc) {
+		w := evidence.Sample(tok, 10*time.Millisecond, func(_ time.Time, procs []procfs.Proc) {
 			mu.Lock()
 			defer mu.Unlock()
-			for _, pr := range procs {
-				if pr.Comm != "python3" {
-					continue // the sandbox's init, which drops privileges just before it execs the program
-				}
+			// Not the sandbox's init, which drops privileges just before
+			// it execs the program.
+			for _, pr := range evidence.Programs(procs) {
 				seen = true
+				status, _ := evidence.ReadStatus(pr.PID)
 				for _, f := range []string{"CapEff", "CapPrm", "CapBnd", "CapAmb", "NoNewPrivs"} {
-					if v := statusField(pr.PID, f); v != "" && (caps[f] == "" || strings.Trim(v, "0") != "") {
+					if v := status.Field(f); v != "" && (caps[f] == "" || strings.Trim(v, "0") != "") {
 						caps[f] = v
 					}
 				}
-				b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pr.PID), "mountinfo"))
-				for _, line := range strings.Split(string(b), "\n") {
-					if _, after, ok := strings.Cut(line, " - "); ok && strings.HasPrefix(after, "tmpfs "+tok+" ") {
-						mounted = true
-					}
+				mounts, _ := evidence.Mountinfo(pr.PID)
+				if _, ok := evidence.FindMount(mounts, "tmpfs", tok); ok {
+					mounted = true
 				}
 			}
 		})

@@ -1,11 +1,13 @@
 package checks
 
 import (
+	"strconv"
 	"strings"
 
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 )
 
 var noNetwork = &Check{
@@ -13,7 +15,9 @@ var noNetwork = &Check{
 	Promise: "the program cannot connect out; a host honeypot on loopback receives nothing",
 	Level:   4,
 	Body: func(t *T) {
-		hp := t.honeypot()
+		hp, err := evidence.StartHoneypot()
+		assert.NilError(t, err)
+		t.Cleanup(hp.Close)
 		res := t.runPython(preset(4), sandbox.Command{}, `
 import socket, sys
 try:
@@ -22,9 +26,9 @@ try:
     s.close()
 except OSError as e:
     print("errno", e.errno, file=sys.stderr)
-`, hp.port())
-		conns, got := hp.received()
-		assert.Check(t, conns == 0 && len(got) == 0, "the honeypot received %d connections and %d bytes", conns, len(got))
+`, strconv.Itoa(hp.Port()))
+		conns, got, _ := hp.Received()
+		assert.Check(t, conns == 0 && got == 0, "the honeypot received %d connections and %d bytes", conns, got)
 		errno := strings.TrimSpace(strings.TrimPrefix(res.Stderr, "errno"))
 		t.Evidence("the honeypot on loopback received nothing; connect failed with errno %s", errno)
 	},

@@ -1,13 +1,12 @@
 package checks
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
+	"time"
 
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 )
 
 var openFilesLimit = &Check{
@@ -19,10 +18,7 @@ var openFilesLimit = &Check{
 		tok := t.tagged()
 		// The host counts the program's descriptors in /proc while it
 		// holds as many as it could open.
-		stop := peakOf(tok, func(pid int) int {
-			fds, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
-			return len(fds)
-		})
+		peak := evidence.PeakOf(tok, 10*time.Millisecond, func(pid int) int64 { return int64(evidence.OpenFDs(pid)) })
 		t.runPython(p, sandbox.Command{Dir: t.ownedDir("app")}, `
 import time
 held = []
@@ -32,7 +28,8 @@ try:
 finally:
     time.sleep(0.4)
 `, tok)
-		most := stop()
+		held, _ := peak.Stop()
+		most := int(held)
 		assert.Check(t, most > 0, "the host never saw the program's descriptors")
 		assert.Check(t, most <= p.Limits.OpenFiles, "the program held %d descriptors; the limit is %d", most, p.Limits.OpenFiles)
 		assert.Check(t, most >= p.Limits.OpenFiles-8, "the program held only %d descriptors: the check did not reach the limit", most)

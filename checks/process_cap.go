@@ -7,6 +7,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -24,7 +25,7 @@ var processCap = &Check{
 		var mu sync.Mutex
 		most, over := 0, time.Duration(0)
 		var since time.Time
-		w := sample(tok, 5*time.Millisecond, func(now time.Time, procs []procfs.Proc) {
+		w := evidence.Sample(tok, 5*time.Millisecond, func(now time.Time, procs []procfs.Proc) {
 			// Those already killed are on their way out, however slowly
 			// a loaded machine lets them leave /proc.
 			n := 0

@@ -179,17 +179,23 @@ func Killed(pid int) bool {
 		return true // gone
 	}
 	const sigkill = 1 << (9 - 1)
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigPnd:"); ok {
-			if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&sigkill != 0 {
-				return true
-			}
-		}
-		if v, ok := strings.CutPrefix(line, "ShdPnd:"); ok {
-			if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&sigkill != 0 {
-				return true
-			}
+	for _, field := range []string{"SigPnd", "ShdPnd"} {
+		if mask, err := strconv.ParseUint(StatusField(b, field), 16, 64); err == nil && mask&sigkill != 0 {
+			return true
 		}
 	}
 	return false
+}
+
+// StatusField returns the value of one field of /proc/PID/status text,
+// named without its colon ("CapEff", "VmPeak"), with the white space
+// around it trimmed; "" when the text has no such field. It is the one
+// parser of that file: sandbox/evidence reads its fields through it.
+func StatusField(status []byte, name string) string {
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }

@@ -54,3 +54,12 @@ func TestKilled(t *testing.T) {
 	cmd.Wait()
 	assert.Check(t, Killed(cmd.Process.Pid), "a process that is gone counts as killed")
 }
+
+func TestStatusField(t *testing.T) {
+	status := []byte("Name:\tpython3\nSigPnd:\t0000000000000100\nVmPeak:\t 1062620 kB\nCapEff:\t000001ffffffffff\n")
+	assert.Check(t, is.Equal(StatusField(status, "Name"), "python3"))
+	assert.Check(t, is.Equal(StatusField(status, "VmPeak"), "1062620 kB"))
+	assert.Check(t, is.Equal(StatusField(status, "CapEff"), "000001ffffffffff"))
+	assert.Check(t, is.Equal(StatusField(status, "CapBnd"), ""))
+	assert.Check(t, is.Equal(StatusField(status, "Sig"), ""), "a field is matched by its whole name")
+}

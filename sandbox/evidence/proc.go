@@ -1,0 +1,137 @@
+package evidence
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"sandboxlab/sandbox/procfs"
+)
+
+// These read what the host's /proc says about one process (host PIDs, any
+// namespace). Those that take a pid return zero values for a process that
+// is gone.
+
+// Status is the text of one /proc/PID/status, read at once: a caller that
+// must know every field came from the same process reads it once, checks
+// the process is still the one it meant, then takes the fields.
+type Status []byte
+
+// ReadStatus reads /proc/PID/status.
+func ReadStatus(pid int) (Status, error) {
+	return os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+}
+
+// Field returns a field's value, named without its colon ("CapEff"),
+// trimmed; "" when there is no such field.
+func (s Status) Field(name string) string { return procfs.StatusField(s, name) }
+
+// Hex returns a hexadecimal field (a capability set, a signal mask); 0
+// when there is no such field.
+func (s Status) Hex(name string) uint64 {
+	v, _ := strconv.ParseUint(s.Field(name), 16, 64)
+	return v
+}
+
+// KB returns a field counted in kB ("VmPeak:  1234 kB") as that number of
+// kB; 0 when there is no such field.
+func (s Status) KB(name string) int64 {
+	f := strings.Fields(s.Field(name))
+	if len(f) == 0 {
+		return 0
+	}
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// StatusField reads one field of pid's status ("" if it is gone).
+func StatusField(pid int, name string) string {
+	s, _ := ReadStatus(pid)
+	return s.Field(name)
+}
+
+// StatusHex reads a hexadecimal field of pid's status (0 if it is gone).
+func StatusHex(pid int, name string) uint64 {
+	s, _ := ReadStatus(pid)
+	return s.Hex(name)
+}
+
+// StatusKB reads a field of pid's status counted in kB (0 if it is gone).
+func StatusKB(pid int, name string) int64 {
+	s, _ := ReadStatus(pid)
+	return s.KB(name)
+}
+
+// OpenFDs returns how many descriptors pid holds open.
+func OpenFDs(pid int) int {
+	d, err := os.Open("/proc/" + strconv.Itoa(pid) + "/fd")
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	return len(names)
+}
+
+// Mount is one line of /proc/PID/mountinfo, as far as evidence needs it:
+// "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS...] - TYPE SOURCE SUPEROPTS".
+// Fields are as the kernel writes them (a space in a path is "\040").
+type Mount struct {
+	Point  string
+	Type   string
+	Source string
+}
+
+// ParseMountinfo parses mountinfo text.
+func ParseMountinfo(text []byte) []Mount {
+	var out []Mount
+	for _, line := range strings.Split(string(text), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		var m Mount
+		if len(f) > 4 {
+			m.Point = f[4]
+		}
+		if _, after, ok := strings.Cut(line, " - "); ok {
+			if a := strings.Fields(after); len(a) >= 2 {
+				m.Type, m.Source = a[0], a[1]
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Mountinfo reads the mounts pid sees, in its own mount namespace.
+func Mountinfo(pid int) ([]Mount, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	return ParseMountinfo(b), nil
+}
+
+// FindMount returns the first mount of type fstype whose source is source.
+func FindMount(mounts []Mount, fstype, source string) (Mount, bool) {
+	for _, m := range mounts {
+		if m.Type == fstype && m.Source == source && m.Type != "" {
+			return m, true
+		}
+	}
+	return Mount{}, false
+}
+
+// MountedOn reports whether something is mounted on point.
+func MountedOn(mounts []Mount, point string) bool {
+	for _, m := range mounts {
+		if m.Point == point && point != "" {
+			return true
+		}
+	}
+	return false
+}
