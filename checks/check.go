@@ -252,3 +252,23 @@ func IDs() []string {
 	}
 	return ids
 }
+
+// withT runs body with a check's T outside any check, and returns the
+// first failure it recorded ("" if none).
+func withT(ctx context.Context, body func(t *T)) (string, error) {
+	c := &Check{ID: "measurement", Body: body}
+	var out report.Check
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx, recorder{}, &out)
+	}()
+	<-done
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if !out.Passed {
+		return strings.TrimSpace(out.Evidence), nil
+	}
+	return "", nil
+}

@@ -25,8 +25,8 @@ var cpuLimit = &Check{
 			limit string
 		}
 		runs := []*run{
-			{name: "no namespace", p: preset(1, timeLimits(cpuBound)), limit: "soft"},
-			{name: "PID 1", p: preset(3, timeLimits(cpuBound)), limit: "hard"},
+			{name: "no namespace", p: Preset(1, TimeLimits(cpuBound)), limit: "soft"},
+			{name: "PID 1", p: Preset(3, TimeLimits(cpuBound)), limit: "hard"},
 		}
 		runs[0].want, runs[1].want = runs[0].p.Limits.CPU, runs[1].p.Limits.CPUHard
 		// Both at once: each is CPU-bound, and there are two cores.

@@ -19,7 +19,7 @@ var diskQuota = &Check{
 	Level:   2,
 	Body: func(t *T) {
 		const quota = 1 << 20
-		s := t.session(preset(2), quota)
+		s := t.session(Preset(2), quota)
 		// The program fills the session directory by name, whatever its
 		// working directory (that is another layer's promise).
 		fill := t.python(s, sandbox.Command{}, "import os, sys\nopen(os.path.join(sys.argv[1], 'fill.bin'), 'wb').write(b'x' * (2 << 20))", s.Dir())

@@ -20,7 +20,7 @@ var envScrubbed = &Check{
 		// The environment the harness hands down, as an agent's host
 		// process would: its own plus an API key.
 		env := append(os.Environ(), "FAKE_API_KEY="+secret, "AWS_SECRET_ACCESS_KEY="+secret)
-		s := t.session(preset(2), 0)
+		s := t.session(Preset(2), 0)
 		res := t.python(s, sandbox.Command{Env: env}, `
 import os
 for k, v in sorted(os.environ.items()):

@@ -14,7 +14,7 @@ var exitStatus = &Check{
 	Promise: "the program's exit status is reported faithfully",
 	Level:   0,
 	Body: func(t *T) {
-		s := t.session(preset(0), 0)
+		s := t.session(Preset(0), 0)
 		var seen []string
 		for _, want := range []int{0, 3, 77} {
 			res := t.python(s, sandbox.Command{Dir: t.ownedDir("app")}, "import sys\nsys.exit(int(sys.argv[1]))", fmt.Sprint(want))

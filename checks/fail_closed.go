@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 
@@ -16,6 +15,7 @@ import (
 	"sandboxlab/mutants"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
+	"sandboxlab/sandbox/reexec"
 )
 
 var failClosed = &Check{
@@ -34,9 +34,8 @@ var failClosed = &Check{
 	},
 }
 
-// probeArg0 is the argv[0] under which this binary re-executes itself as
-// the fail-closed probe.
-const probeArg0 = "sandboxlab-failclosed-probe"
+// probeHelper is the helper this binary runs as the fail-closed probe.
+const probeHelper = "sandboxlab-failclosed-probe"
 
 // probeVerdict is what the probe reports on its standard output.
 type probeVerdict struct {
@@ -52,8 +51,7 @@ type probeVerdict struct {
 func probeFailClosed(marker string) (probeVerdict, error) {
 	var v probeVerdict
 	id := sandbox.HostIdentity()
-	cmd := exec.Command("/proc/self/exe", string(mutants.Active()), marker)
-	cmd.Args[0] = probeArg0
+	cmd := reexec.Command(probeHelper, string(mutants.Active()), marker)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.UID, Size: 1}},
@@ -72,10 +70,13 @@ func probeFailClosed(marker string) (probeVerdict, error) {
 }
 
 func init() {
-	if len(os.Args) != 3 || os.Args[0] != probeArg0 {
-		return
-	}
-	os.Exit(failClosedProbe(os.Args[1], os.Args[2]))
+	reexec.Register(probeHelper, func(args []string) int {
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeHelper+": want DEFECT MARKER")
+			return 2
+		}
+		return failClosedProbe(args[0], args[1])
+	})
 }
 
 // failClosedProbe is the probe's body (see probeFailClosed).

@@ -17,7 +17,7 @@ var fileLinks = &Check{
 	Level:   2,
 	Body: func(t *T) {
 		secretPath, secret := t.hostSecret()
-		s := t.session(preset(2), 0)
+		s := t.session(Preset(2), 0)
 		// The program plants its links in the session directory by name,
 		// whatever its working directory (that is another layer's promise).
 		res := t.python(s, sandbox.Command{}, `

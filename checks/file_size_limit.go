@@ -14,7 +14,7 @@ var fileSizeLimit = &Check{
 	Promise: "writing past 10 MB fails",
 	Level:   1,
 	Body: func(t *T) {
-		p := preset(1)
+		p := Preset(1)
 		app := t.ownedDir("app")
 		t.runPython(p, sandbox.Command{Dir: app}, `
 chunk = b"x" * (1 << 20)

@@ -13,7 +13,7 @@ var filesPersist = &Check{
 	Promise: "a file written in one run is there in the next run of the session",
 	Level:   2,
 	Body: func(t *T) {
-		s := t.session(preset(2), 0)
+		s := t.session(Preset(2), 0)
 		value := token()
 		t.python(s, sandbox.Command{}, "import sys\nopen('carry.txt', 'w').write(sys.argv[1])", value)
 		res := t.python(s, sandbox.Command{}, `

@@ -14,7 +14,7 @@ import (
 
 // preset returns level n's policy with tweaks applied: a check takes away
 // the layers that would hide a defect in the one it tests.
-func preset(n int, tweaks ...func(*sandbox.Policy)) sandbox.Policy {
+func Preset(n int, tweaks ...func(*sandbox.Policy)) sandbox.Policy {
 	p := sandbox.MustPreset(n)
 	for _, tw := range tweaks {
 		tw(&p)
@@ -22,8 +22,8 @@ func preset(n int, tweaks ...func(*sandbox.Policy)) sandbox.Policy {
 	return p
 }
 
-// noCPULimit takes the CPU limit away.
-func noCPULimit(p *sandbox.Policy) { p.Limits.CPU, p.Limits.CPUHard = 0, 0 }
+// NoCPULimit takes the CPU limit away.
+func NoCPULimit(p *sandbox.Policy) { p.Limits.CPU, p.Limits.CPUHard = 0, 0 }
 
 // cpuBound is the wall clock for runs that only a CPU limit should stop:
 // 3 s of CPU can take 9 s of wall time when the mutation run keeps both
@@ -32,7 +32,7 @@ func noCPULimit(p *sandbox.Policy) { p.Limits.CPU, p.Limits.CPUHard = 0, 0 }
 const cpuBound = 20 * time.Second
 
 // timeLimits sets the wall clock and the watchdog to d.
-func timeLimits(d time.Duration) func(*sandbox.Policy) {
+func TimeLimits(d time.Duration) func(*sandbox.Policy) {
 	return func(p *sandbox.Policy) { p.Limits.Wall, p.Watchdog = d, d }
 }
 

@@ -23,7 +23,7 @@ var hiddenPaths = &Check{
 		t.ownedFile(key, secret)
 		conf := filepath.Join(t.ownedDir("etc"), "app.conf")
 		t.ownedFile(conf, "password="+secret)
-		p := preset(5)
+		p := Preset(5)
 		p.Filesystem.Hide = append(p.Filesystem.Hide, home, conf)
 		res := t.runPython(p, sandbox.Command{}, `
 import os, sys

@@ -14,7 +14,7 @@ var memoryLimit = &Check{
 	Promise: "allocating past 256 MB fails and the result says memory",
 	Level:   1,
 	Body: func(t *T) {
-		p := preset(1)
+		p := Preset(1)
 		tok := t.tagged()
 		// The host watches the program's peak address space while it
 		// runs; the program lingers a moment after its attempt so that

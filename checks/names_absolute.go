@@ -16,7 +16,7 @@ var namesAbsolute = &Check{
 	Level:   2,
 	Body: func(t *T) {
 		secretPath, secret := t.hostSecret()
-		s := t.session(preset(2), 0)
+		s := t.session(Preset(2), 0)
 		b, err := s.ReadFile(secretPath)
 		assert.Check(t, err != nil, "ReadFile(%q) succeeded", secretPath)
 		assert.Check(t, !strings.Contains(string(b), secret), "ReadFile(%q) handed back the host secret", secretPath)

@@ -16,7 +16,7 @@ var namesTraversal = &Check{
 	Level:   2,
 	Body: func(t *T) {
 		secretPath, secret := t.hostSecret()
-		s := t.session(preset(2), 0)
+		s := t.session(Preset(2), 0)
 		rel, err := filepath.Rel(s.Dir(), secretPath)
 		assert.NilError(t, err)
 		for _, name := range []string{rel, "a/../" + rel, "./" + rel} {

@@ -44,7 +44,7 @@ var noCapabilities = &Check{
 				}
 			}
 		})
-		res := t.runPython(preset(5), sandbox.Command{}, mountProgram, tok)
+		res := t.runPython(Preset(5), sandbox.Command{}, mountProgram, tok)
 		w.Stop()
 		assert.Check(t, seen, "the host never saw the program running")
 		for _, f := range []string{"CapEff", "CapPrm", "CapBnd", "CapAmb"} {

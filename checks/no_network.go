@@ -18,7 +18,7 @@ var noNetwork = &Check{
 		hp, err := evidence.StartHoneypot()
 		assert.NilError(t, err)
 		t.Cleanup(hp.Close)
-		res := t.runPython(preset(4), sandbox.Command{}, `
+		res := t.runPython(Preset(4), sandbox.Command{}, `
 import socket, sys
 try:
     s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1)

@@ -13,7 +13,7 @@ var noOrphans = &Check{
 	Body: func(t *T) {
 		tok := t.tagged()
 		// Double fork and a new session: out of reach of any session sweep.
-		t.runPython(preset(3), sandbox.Command{}, `
+		t.runPython(Preset(3), sandbox.Command{}, `
 import os, time
 if os.fork() == 0:
     os.setsid()

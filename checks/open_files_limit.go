@@ -14,7 +14,7 @@ var openFilesLimit = &Check{
 	Promise: "the 65th open file fails",
 	Level:   1,
 	Body: func(t *T) {
-		p := preset(1)
+		p := Preset(1)
 		tok := t.tagged()
 		// The host counts the program's descriptors in /proc while it
 		// holds as many as it could open.

@@ -19,7 +19,7 @@ var outputCap = &Check{
 	Body: func(t *T) {
 		// Printing 50 MB can outlast the 1.5 s wall clock when the
 		// mutation run keeps both cores busy; the clock is not under test.
-		p := preset(1, timeLimits(cpuBound))
+		p := Preset(1, TimeLimits(cpuBound))
 		s := t.session(p, 0)
 		const total = 50 << 20
 		// What the harness allocates while capturing is what it held

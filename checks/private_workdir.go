@@ -18,7 +18,7 @@ var privateWorkdir = &Check{
 	Level:   2,
 	Body: func(t *T) {
 		app := t.ownedDir("app")
-		s := t.session(preset(2), 0)
+		s := t.session(Preset(2), 0)
 		t.python(s, sandbox.Command{Dir: app}, "open('note.txt', 'w').write('written where I stand')")
 
 		_, err := os.Stat(filepath.Join(app, "note.txt"))

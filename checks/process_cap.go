@@ -16,7 +16,7 @@ var processCap = &Check{
 	Promise: "a fork bomb is stopped when it passes 16 processes",
 	Level:   3,
 	Body: func(t *T) {
-		p := preset(3)
+		p := Preset(3)
 		tok := t.tagged()
 		// The host counts the bomb's processes. The monitor acts within a
 		// few milliseconds of the 17th, so only a count held for a while

@@ -16,7 +16,7 @@ var sessionCleanup = &Check{
 	Promise: "the session's directory is gone after Close",
 	Level:   2,
 	Body: func(t *T) {
-		s := t.session(preset(2), 0)
+		s := t.session(Preset(2), 0)
 		// Every directory the session had, asked after each run.
 		dirs := map[string]bool{s.Dir(): true}
 		for _, src := range []string{`

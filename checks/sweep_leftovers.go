@@ -12,7 +12,7 @@ var sweepLeftovers = &Check{
 	Level:   1,
 	Body: func(t *T) {
 		tok := t.tagged()
-		res := t.runPython(preset(1), sandbox.Command{Dir: t.ownedDir("app")}, `
+		res := t.runPython(Preset(1), sandbox.Command{Dir: t.ownedDir("app")}, `
 import os, time
 if os.fork() == 0:
     time.sleep(30)

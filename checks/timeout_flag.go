@@ -11,7 +11,7 @@ var timeoutFlag = &Check{
 	Promise: "a stopped run says so (TimedOut), a finished one does not",
 	Level:   1,
 	Body: func(t *T) {
-		s := t.session(preset(1), 0)
+		s := t.session(Preset(1), 0)
 		stopped := t.python(s, sandbox.Command{}, "import time\ntime.sleep(30)")
 		finished := t.python(s, sandbox.Command{}, "print('done')")
 		assert.Check(t, stopped.TimedOut, "a run stopped after %v says timed_out=false (reason %s)", stopped.Wall, stopped.Reason)

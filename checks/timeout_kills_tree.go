@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"context"
 	"time"
 
 	"gotest.tools/v3/assert"
@@ -16,14 +17,14 @@ var timeoutKillsTree = &Check{
 		// Busy-looping children would also be killed by the CPU limit a
 		// few seconds later, hiding a timeout that kills only the leader:
 		// take it away (see the layer-hiding experiment).
-		left := treeSurvivors(t, preset(1, noCPULimit))
-		assert.Check(t, left == 0, "%d of the run's processes still alive %v after the timeout", left, treeGrace)
+		left := treeSurvivors(t, Preset(1, NoCPULimit))
+		assert.Check(t, left == 0, "%d of the run's processes still alive %v after the timeout", left, TreeGrace)
 		t.Evidence("all processes gone after the timeout (one child in its own process group, one grandchild)")
 	},
 }
 
-// treeGrace is how long the tree kill may take to be seen done.
-const treeGrace = 5 * time.Second
+// TreeGrace is how long the tree kill may take to be seen done.
+const TreeGrace = 5 * time.Second
 
 // treeProgram busy-loops in two processes below the leader: a child that
 // moves to its own process group (same session) and a grandchild whose
@@ -42,7 +43,7 @@ while True:
 `
 
 // treeSurvivors runs treeProgram into the wall clock under p and returns
-// how many of its processes are still alive treeGrace later.
+// how many of its processes are still alive TreeGrace later.
 func treeSurvivors(t *T, p sandbox.Policy) int {
 	t.Helper()
 	tok := t.tagged()
@@ -50,7 +51,7 @@ func treeSurvivors(t *T, p sandbox.Policy) int {
 	assert.Check(t, res.Reason == sandbox.ReasonTimeout, "the run ended with %s, not the timeout", res.Reason)
 	// Not poll.WaitOn: the layer-hiding experiment wants the count of
 	// survivors, not a failure.
-	deadline := time.Now().Add(treeGrace)
+	deadline := time.Now().Add(TreeGrace)
 	for {
 		left := alive(tok)
 		if left == 0 || time.Now().After(deadline) {
@@ -58,4 +59,14 @@ func treeSurvivors(t *T, p sandbox.Policy) int {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TreeSurvivors runs the tree-kill check's measurement under p outside
+// any check: how many of treeProgram's processes are alive TreeGrace
+// after the timeout. failure is the first thing that went wrong with the
+// run itself ("" if none). The layer-hiding experiment calls it with a
+// defect on, in a process of its own.
+func TreeSurvivors(ctx context.Context, p sandbox.Policy) (survivors int, failure string, err error) {
+	failure, err = withT(ctx, func(t *T) { survivors = treeSurvivors(t, p) })
+	return survivors, failure, err
 }

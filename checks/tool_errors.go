@@ -13,7 +13,7 @@ var toolErrors = &Check{
 	Promise: "the careful tool reports a failed program as an error, streams apart, output labelled",
 	Level:   5,
 	Body: func(t *T) {
-		s := t.session(preset(5), 0)
+		s := t.session(Preset(5), 0)
 		reply, err := tool.NewCareful(s).Call(t.Context(), "print('partial result')\nprint(totl)")
 		assert.NilError(t, err)
 		text := reply.Text

@@ -23,11 +23,11 @@ var toolWording = &Check{
 			quota  int64
 			code   string
 		}{
-			{sandbox.ReasonTimeout, "time limit", preset(1), 0, "import time\ntime.sleep(30)"},
-			{sandbox.ReasonCPU, "CPU limit", preset(1, timeLimits(cpuBound)), 0, "while True: pass"},
-			{sandbox.ReasonMemory, "out of memory", preset(1), 0, "b = bytearray(512 << 20)"},
-			{sandbox.ReasonProcesses, "too many processes", preset(3), 0, forkBomb},
-			{sandbox.ReasonRefused, "not run", preset(2), 1 << 20, "print('hello')"},
+			{sandbox.ReasonTimeout, "time limit", Preset(1), 0, "import time\ntime.sleep(30)"},
+			{sandbox.ReasonCPU, "CPU limit", Preset(1, TimeLimits(cpuBound)), 0, "while True: pass"},
+			{sandbox.ReasonMemory, "out of memory", Preset(1), 0, "b = bytearray(512 << 20)"},
+			{sandbox.ReasonProcesses, "too many processes", Preset(3), 0, forkBomb},
+			{sandbox.ReasonRefused, "not run", Preset(2), 1 << 20, "print('hello')"},
 		}
 		var worded []string
 		for _, c := range cases {

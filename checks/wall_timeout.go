@@ -17,7 +17,7 @@ var wallTimeout = &Check{
 		// broken, the 4 s watchdog) can stop the loop. It polls rather
 		// than spins: the wall clock does not care, and the mutation run
 		// spends its two cores better elsewhere.
-		p := preset(1, noCPULimit)
+		p := Preset(1, NoCPULimit)
 		tok := t.tagged()
 		start := time.Now()
 		t.runPython(p, sandbox.Command{Dir: t.ownedDir("app")}, "import time\nwhile True:\n    time.sleep(0.01)", tok)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"sandboxlab/checks"
+	"sandboxlab/checks/agent"
 )
 
 func init() {
@@ -35,7 +35,7 @@ func agentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := enableDefect(*defect); err != nil {
 		return err
 	}
-	rep, err := checks.RunAgent(ctx)
+	rep, err := agent.Run(ctx)
 	if err != nil {
 		return err
 	}

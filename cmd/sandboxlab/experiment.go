@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"sandboxlab/checks"
+	"sandboxlab/checks/experiments"
 	"sandboxlab/report"
 )
 
@@ -38,12 +38,12 @@ func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := out.check(); err != nil {
 		return usagef("%v", err)
 	}
-	var list []*checks.Experiment
-	switch e := checks.LookupExperiment(name); {
+	var list []*experiments.Experiment
+	switch e := experiments.Lookup(name); {
 	case name == "all":
-		list = checks.Experiments
+		list = experiments.All
 	case e != nil:
-		list = []*checks.Experiment{e}
+		list = []*experiments.Experiment{e}
 	default:
 		return usagef("want cpu-quirk, nproc, layer-hiding or all, got %q", name)
 	}

@@ -1,4 +1,4 @@
-package checks
+package agent
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func TestAgentTable(t *testing.T) {
 	defer os.RemoveAll(root)
 	assert.NilError(t, os.Chmod(root, 0o711)) // the program's identity must reach its session
 
-	got, err := runAgentTable(context.Background(), root)
+	got, err := runTable(context.Background(), root)
 	assert.NilError(t, err)
 	want := &report.Agent{
 		Rows: []report.AgentRow{
@@ -40,7 +40,7 @@ func TestAgentTable(t *testing.T) {
 	}
 	yes, no := true, false
 	for i := range want.Rows {
-		want.Rows[i].Problem = agentTasks[i/2].problem
+		want.Rows[i].Problem = tasks[i/2].problem
 		want.Rows[i].ExpectSolved = map[string]*bool{"careful": &yes, "naive": &no}[want.Rows[i].Tool]
 	}
 	want.Vague.Problem, want.Vague.ExpectSolved = "a variable that does not survive", &no
@@ -54,12 +54,12 @@ func TestAgentTable(t *testing.T) {
 // "solved" means the answers were right: a wrong number fails, and the
 // state task refuses a final program that computes the value again.
 func TestAgentVerifiesAnswers(t *testing.T) {
-	for _, task := range agentTasks {
+	for _, task := range tasks {
 		final := task.steps[len(task.steps)-1]
 		assert.Check(t, task.verify(final, task.want), task.name)
 		assert.Check(t, !task.verify(final, task.want+"0"), task.name)
 	}
-	state, err := agentTaskNamed("state")
+	state, err := taskNamed("state")
 	assert.NilError(t, err)
 	assert.Check(t, !state.verify(state.steps[0]+state.steps[1], state.want), "recomputing in the last call must not count")
 }

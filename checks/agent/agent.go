@@ -1,11 +1,16 @@
-package checks
-
-// The scripted agent: a deterministic stand-in for a model, used to show
-// what a tool's reply and description are worth. It reads only what a
-// model reads (the description and each reply's text, never a Result or
-// the reply's structured status) and reacts to what they say by fixed
-// rules. It cannot read intent from prose, and it makes none of the
-// mistakes a model would make beyond the first attempt each task scripts.
+// Package agent is the scripted agent: a deterministic stand-in for a
+// model, used to show what a tool's reply and description are worth. It
+// reads only what a model reads (the description and each reply's text,
+// never a Result or the reply's structured status) and reacts to what
+// they say by fixed rules. It cannot read intent from prose, and it makes
+// none of the mistakes a model would make beyond the first attempt each
+// task scripts.
+//
+// It runs the notes' four tasks with the careful and the naive tool of
+// sandbox/tool, in level-5 sessions, and returns the task × tool table
+// as a report.Agent. It imports the sandbox, its tool and report; nothing
+// of the harness.
+package agent
 
 import (
 	"context"
@@ -18,16 +23,16 @@ import (
 	"sandboxlab/sandbox/tool"
 )
 
-// agentLevel is the level every agent session runs at: the full sandbox,
+// level is the level every agent session runs at: the full sandbox,
 // as an agent would get it.
-const agentLevel = 5
+const level = 5
 
-// agentMaxCalls bounds the calls the agent makes on one task.
-const agentMaxCalls = 6
+// maxCalls bounds the calls the agent makes on one task.
+const maxCalls = 6
 
-// agentTask is one task: the programs the agent writes first, the fixes it
+// task is one task: the programs the agent writes first, the fixes it
 // knows, and the check of its final answer.
-type agentTask struct {
+type task struct {
 	name string
 	// problem is what goes wrong on the first attempt, in the notes' words.
 	problem string
@@ -47,13 +52,13 @@ type agentTask struct {
 }
 
 // verify is the task's judgement of the agent's final program and answer.
-func (t agentTask) verify(finalCode, answer string) bool {
+func (t task) verify(finalCode, answer string) bool {
 	return answer == t.want && (t.notInFinal == "" || !strings.Contains(finalCode, t.notInFinal))
 }
 
-// agentTasks are the notes' four tasks, each with what goes wrong on the
+// tasks are the notes' four tasks, each with what goes wrong on the
 // agent's first attempt.
-var agentTasks = []agentTask{
+var tasks = []task{
 	{
 		// A misspelled variable: a NameError.
 		name:    "typo",
@@ -91,30 +96,30 @@ var agentTasks = []agentTask{
 	},
 }
 
-// RunAgent runs the scripted agent on each task with the careful and the
+// Run runs the scripted agent on each task with the careful and the
 // naive tool, and on the state task with a careful tool whose description
 // only says "run some code". Each run gets a session of its own at level
 // 5, closed before the next. The error is an internal one (the sandbox
 // could not run); an unsolved task is a row, not an error.
-func RunAgent(ctx context.Context) (*report.Agent, error) {
-	return runAgentTable(ctx, "")
+func Run(ctx context.Context) (*report.Agent, error) {
+	return runTable(ctx, "")
 }
 
-// runAgentTable is RunAgent with the sessions made below root ("" for the
+// runTable is Run with the sessions made below root ("" for the
 // sandbox's default), so that a test can check that none is left behind.
-func runAgentTable(ctx context.Context, root string) (*report.Agent, error) {
+func runTable(ctx context.Context, root string) (*report.Agent, error) {
 	rep := &report.Agent{Rows: []report.AgentRow{}}
 	careful := func(s *sandbox.Session) tool.Tool { return tool.NewCareful(s) }
 	naive := func(s *sandbox.Session) tool.Tool { return tool.NewNaive(s) }
 	// What the notes report: the careful tool solves every task, the
 	// naive tool none, and the vague description loses the state task.
 	solved, unsolved := true, false
-	for _, task := range agentTasks {
+	for _, tk := range tasks {
 		for _, tl := range []struct {
 			mk     func(*sandbox.Session) tool.Tool
 			expect *bool
 		}{{careful, &solved}, {naive, &unsolved}} {
-			row, err := runAgentSession(ctx, root, task, tl.mk)
+			row, err := runSession(ctx, root, tk, tl.mk)
 			if err != nil {
 				return nil, err
 			}
@@ -122,48 +127,48 @@ func runAgentTable(ctx context.Context, root string) (*report.Agent, error) {
 			rep.Rows = append(rep.Rows, row)
 		}
 	}
-	state, err := agentTaskNamed("state")
+	state, err := taskNamed("state")
 	if err != nil {
 		return nil, err
 	}
 	vague := func(s *sandbox.Session) tool.Tool { return tool.NewCarefulWithDescription(s, tool.VagueDescription) }
-	if rep.Vague, err = runAgentSession(ctx, root, state, vague); err != nil {
+	if rep.Vague, err = runSession(ctx, root, state, vague); err != nil {
 		return nil, err
 	}
 	rep.Vague.ExpectSolved = &unsolved
 	return rep, nil
 }
 
-func agentTaskNamed(name string) (agentTask, error) {
-	for _, t := range agentTasks {
+func taskNamed(name string) (task, error) {
+	for _, t := range tasks {
 		if t.name == name {
 			return t, nil
 		}
 	}
-	return agentTask{}, fmt.Errorf("agent: no task %q", name)
+	return task{}, fmt.Errorf("agent: no task %q", name)
 }
 
-// runAgentSession runs one task with the tool mk makes over a fresh
+// runSession runs one task with the tool mk makes over a fresh
 // session, and closes the session.
-func runAgentSession(ctx context.Context, root string, task agentTask, mk func(*sandbox.Session) tool.Tool) (row report.AgentRow, err error) {
-	s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(agentLevel), Root: root})
+func runSession(ctx context.Context, root string, tk task, mk func(*sandbox.Session) tool.Tool) (row report.AgentRow, err error) {
+	s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(level), Root: root})
 	if err != nil {
-		return row, fmt.Errorf("agent: %s: %w", task.name, err)
+		return row, fmt.Errorf("agent: %s: %w", tk.name, err)
 	}
 	defer func() {
 		if cerr := s.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("agent: %s: %w", task.name, cerr)
+			err = fmt.Errorf("agent: %s: %w", tk.name, cerr)
 		}
 	}()
 	t := mk(s)
-	row, err = runAgentTask(ctx, t, task)
+	row, err = runTask(ctx, t, tk)
 	if err != nil {
-		return row, fmt.Errorf("agent: %s with the %s tool: %w", task.name, t.Name(), err)
+		return row, fmt.Errorf("agent: %s with the %s tool: %w", tk.name, t.Name(), err)
 	}
 	return row, nil
 }
 
-// runAgentTask is the agent itself. Its rules, in order of the reply's
+// runTask is the agent itself. Its rules, in order of the reply's
 // clue:
 //   - output and no error: go on to the next step, or give the last line
 //     of the output as the answer after the final step;
@@ -177,32 +182,32 @@ func runAgentSession(ctx context.Context, root string, task agentTask, mk func(*
 //     leaner one;
 //   - an empty reply: nothing to go on, so run the same program again;
 //   - anything else, or a clue seen before: give up.
-func runAgentTask(ctx context.Context, t tool.Tool, task agentTask) (report.AgentRow, error) {
-	row := report.AgentRow{Task: task.name, Tool: t.Name(), Problem: task.problem}
+func runTask(ctx context.Context, t tool.Tool, tk task) (report.AgentRow, error) {
+	row := report.AgentRow{Task: tk.name, Tool: t.Name(), Problem: tk.problem}
 	// ask is all the agent sees of a call: the reply's text.
 	ask := func(code string) (string, error) {
 		r, err := t.Call(ctx, code)
 		return r.Text, err
 	}
-	filesSurvive := agentFilesSurvive(t.Description())
-	steps := append([]string(nil), task.steps...)
+	filesSurvive := filesSurvive(t.Description())
+	steps := append([]string(nil), tk.steps...)
 	step := 0
 	madeBy := map[string]int{} // variable → step whose program assigned it and ran
 	seen := map[string]bool{}  // clues already acted on
 	lost := map[string]bool{}  // variables redone because nothing said how to keep them
-	for row.Calls < agentMaxCalls {
+	for row.Calls < maxCalls {
 		code := steps[step]
 		text, err := ask(code)
 		row.Calls++
 		if err != nil {
 			return row, err
 		}
-		c := agentReadReply(text)
-		if c.kind != agentOK && seen[c.key()] {
+		c := readReply(text)
+		if c.kind != clueOK && seen[c.key()] {
 			switch {
-			case c.kind == agentEmpty:
+			case c.kind == clueEmpty:
 				row.Ended = "empty reply, no clue"
-			case c.kind == agentUndefined && lost[c.name]:
+			case c.kind == clueUndefined && lost[c.name]:
 				row.Ended = fmt.Sprintf("%s lost between calls again; nothing says what survives a call", c.name)
 			default:
 				row.Ended = c.summary + " again"
@@ -211,45 +216,45 @@ func runAgentTask(ctx context.Context, t tool.Tool, task agentTask) (report.Agen
 		}
 		seen[c.key()] = true
 		switch c.kind {
-		case agentOK:
-			for _, name := range agentAssigned(code) {
+		case clueOK:
+			for _, name := range assigned(code) {
 				madeBy[name] = step
 			}
 			if step < len(steps)-1 {
 				step++
 				continue
 			}
-			answer := agentLastLine(c.output)
-			row.Solved = task.verify(code, answer)
+			answer := lastLine(c.output)
+			row.Solved = tk.verify(code, answer)
 			row.Ended = "answer verified"
 			if !row.Solved {
 				row.Ended = fmt.Sprintf("wrong answer %q", answer)
 			}
 			return row, nil
-		case agentEmpty:
+		case clueEmpty:
 			// Run it again: the agent cannot tell a failure from a program
 			// that printed nothing.
-		case agentUndefined:
+		case clueUndefined:
 			if k, ok := madeBy[c.name]; ok && k < step {
 				if filesSurvive {
-					steps[k] += agentSave(c.name)
-					steps[step] = agentLoad(c.name) + steps[step]
+					steps[k] += saveCode(c.name)
+					steps[step] = loadCode(c.name) + steps[step]
 				} else {
 					lost[c.name] = true
 				}
 				step = k
 				continue
 			}
-			fixed, ok := agentFixTypo(code, c.name, c.suggestion)
+			fixed, ok := fixTypo(code, c.name, c.suggestion)
 			if !ok {
 				row.Ended = "no fix known for " + c.summary
 				return row, nil
 			}
 			steps[step] = fixed
-		case agentTooSlow, agentMemory:
-			fix := task.faster
-			if c.kind == agentMemory {
-				fix = task.leaner
+		case clueTooSlow, clueMemory:
+			fix := tk.faster
+			if c.kind == clueMemory {
+				fix = tk.leaner
 			}
 			if fix == "" {
 				row.Ended = "no fix known for " + c.summary
@@ -261,39 +266,39 @@ func runAgentTask(ctx context.Context, t tool.Tool, task agentTask) (report.Agen
 			return row, nil
 		}
 	}
-	row.Ended = fmt.Sprintf("no answer within %d calls", agentMaxCalls)
+	row.Ended = fmt.Sprintf("no answer within %d calls", maxCalls)
 	return row, nil
 }
 
-// agentClueKind is what the agent makes of a reply.
-type agentClueKind int
+// clueKind is what the agent makes of a reply.
+type clueKind int
 
 const (
-	agentOK        agentClueKind = iota // output, no sign of an error
-	agentEmpty                          // nothing at all
-	agentUndefined                      // NameError: name '…' is not defined
-	agentTooSlow                        // a time or CPU limit
-	agentMemory                         // out of memory
-	agentOther                          // another error the agent has no rule for
+	clueOK        clueKind = iota // output, no sign of an error
+	clueEmpty                          // nothing at all
+	clueUndefined                      // NameError: name '…' is not defined
+	clueTooSlow                        // a time or CPU limit
+	clueMemory                         // out of memory
+	clueOther                          // another error the agent has no rule for
 )
 
-// agentClue is one reply as the agent reads it.
-type agentClue struct {
-	kind       agentClueKind
+// clue is one reply as the agent reads it.
+type clue struct {
+	kind       clueKind
 	name       string // the undefined name
 	suggestion string // the name Python suggests instead ("Did you mean")
-	output     string // the program's standard output, for agentOK
+	output     string // the program's standard output, for clueOK
 	summary    string // a few words for the report
 }
 
 // key identifies a clue, so that the agent notices it coming back.
-func (c agentClue) key() string { return fmt.Sprintf("%d/%s", c.kind, c.name) }
+func (c clue) key() string { return fmt.Sprintf("%d/%s", c.kind, c.name) }
 
-var agentNameError = regexp.MustCompile(`NameError: name '(\w+)' is not defined(?:\. Did you mean: '(\w+)'\?)?`)
+var nameError = regexp.MustCompile(`NameError: name '(\w+)' is not defined(?:\. Did you mean: '(\w+)'\?)?`)
 
-// agentReadReply reads a reply's text the way the scripted model does: by
+// readReply reads a reply's text the way the scripted model does: by
 // looking for words, in the order of the rules.
-func agentReadReply(text string) agentClue {
+func readReply(text string) clue {
 	lower := strings.ToLower(text)
 	has := func(words ...string) bool {
 		for _, w := range words {
@@ -303,29 +308,29 @@ func agentReadReply(text string) agentClue {
 		}
 		return false
 	}
-	switch m := agentNameError.FindStringSubmatch(text); {
+	switch m := nameError.FindStringSubmatch(text); {
 	case strings.TrimSpace(text) == "":
-		return agentClue{kind: agentEmpty, summary: "an empty reply"}
+		return clue{kind: clueEmpty, summary: "an empty reply"}
 	case m != nil:
-		return agentClue{kind: agentUndefined, name: m[1], suggestion: m[2], summary: fmt.Sprintf("name '%s' is not defined", m[1])}
+		return clue{kind: clueUndefined, name: m[1], suggestion: m[2], summary: fmt.Sprintf("name '%s' is not defined", m[1])}
 	case has("time limit", "timed out", "cpu limit", "took too long"):
-		return agentClue{kind: agentTooSlow, summary: "a time limit"}
+		return clue{kind: clueTooSlow, summary: "a time limit"}
 	case has("out of memory", "memoryerror"):
-		return agentClue{kind: agentMemory, summary: "out of memory"}
+		return clue{kind: clueMemory, summary: "out of memory"}
 	case has("too many processes"):
-		return agentClue{kind: agentOther, summary: "too many processes"}
+		return clue{kind: clueOther, summary: "too many processes"}
 	case has("not run"):
-		return agentClue{kind: agentOther, summary: "a refused run"}
+		return clue{kind: clueOther, summary: "a refused run"}
 	case strings.HasPrefix(text, "Error") || has("traceback (most recent call last)"):
-		return agentClue{kind: agentOther, summary: "an error"}
+		return clue{kind: clueOther, summary: "an error"}
 	}
-	return agentClue{kind: agentOK, output: agentOutput(text)}
+	return clue{kind: clueOK, output: outputOf(text)}
 }
 
-// agentOutput returns the program's standard output from a reply: the
+// outputOf returns the program's standard output from a reply: the
 // quoted lines of the careful tool's stdout section, or, in a reply
 // without sections (the naive tool's), the whole text.
-func agentOutput(text string) string {
+func outputOf(text string) string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		if l == "stdout: empty" {
@@ -347,52 +352,52 @@ func agentOutput(text string) string {
 	return text
 }
 
-// agentLastLine is the agent's answer: the last non-empty line printed.
-func agentLastLine(output string) string {
+// lastLine is the agent's answer: the last non-empty line printed.
+func lastLine(output string) string {
 	lines := strings.Split(strings.TrimSpace(output), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// agentFilesSurvive reports whether a description tells the agent that
+// filesSurvive reports whether a description tells the agent that
 // files outlive a call: the only way it knows to keep a value.
-func agentFilesSurvive(description string) bool {
-	return agentFilesSurviveWords.MatchString(strings.ToLower(description))
+func filesSurvive(description string) bool {
+	return filesSurviveWords.MatchString(strings.ToLower(description))
 }
 
-var agentFilesSurviveWords = regexp.MustCompile(`files? (survive|persist|are kept)`)
+var filesSurviveWords = regexp.MustCompile(`files? (survive|persist|are kept)`)
 
-var agentAssignment = regexp.MustCompile(`(?m)^([A-Za-z_]\w*)\s*=[^=]`)
+var assignment = regexp.MustCompile(`(?m)^([A-Za-z_]\w*)\s*=[^=]`)
 
-// agentAssigned returns the names a program assigns at its top level.
-func agentAssigned(code string) []string {
+// assigned returns the names a program assigns at its top level.
+func assigned(code string) []string {
 	var names []string
-	for _, m := range agentAssignment.FindAllStringSubmatch(code, -1) {
+	for _, m := range assignment.FindAllStringSubmatch(code, -1) {
 		names = append(names, m[1])
 	}
 	return names
 }
 
-// agentSave is the line the agent adds to keep name for a later call.
-func agentSave(name string) string {
+// saveCode is the line the agent adds to keep name for a later call.
+func saveCode(name string) string {
 	return fmt.Sprintf("with open(%q, \"w\") as f:\n    f.write(repr(%s))\n", name+".txt", name)
 }
 
-// agentLoad is the line the agent puts first to read name back.
-func agentLoad(name string) string {
+// loadCode is the line the agent puts first to read name back.
+func loadCode(name string) string {
 	return fmt.Sprintf("import ast\nwith open(%q) as f:\n    %s = ast.literal_eval(f.read())\n", name+".txt", name)
 }
 
-// agentFixTypo replaces the undefined name with the one Python suggests,
+// fixTypo replaces the undefined name with the one Python suggests,
 // if the program assigns it, or else with the assigned name at the
 // smallest edit distance (at most 2).
-func agentFixTypo(code, name, suggestion string) (string, bool) {
+func fixTypo(code, name, suggestion string) (string, bool) {
 	best, bestDist := "", 3
-	for _, a := range agentAssigned(code) {
+	for _, a := range assigned(code) {
 		if a == suggestion {
 			best = a
 			break
 		}
-		if d := agentEditDistance(a, name); d < bestDist {
+		if d := editDistance(a, name); d < bestDist {
 			best, bestDist = a, d
 		}
 	}
@@ -403,8 +408,8 @@ func agentFixTypo(code, name, suggestion string) (string, bool) {
 	return word.ReplaceAllLiteralString(code, best), true
 }
 
-// agentEditDistance is the Levenshtein distance between a and b.
-func agentEditDistance(a, b string) int {
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j

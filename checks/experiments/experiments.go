@@ -1,7 +1,17 @@
-package checks
+// Package experiments measures the course notes' three experiments: the
+// CPU limit on PID 1 of a PID namespace, RLIMIT_NPROC against the process
+// monitor, and one layer hiding another's defect. Each returns the figures
+// it measured as a report.Experiment; none of them is a verdict.
+//
+// It imports the sandbox, the checks (the layer-hiding experiment is the
+// tree-kill check's measurement with a defect on, run in a helper process
+// of its own) and report.
+package experiments
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,11 +23,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandboxlab/checks"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
+	"sandboxlab/sandbox/reexec"
 )
 
 // Experiment is one of the course notes' experiments, measured here.
@@ -28,16 +40,16 @@ type Experiment struct {
 	Run func(ctx context.Context) (*report.Experiment, error)
 }
 
-// Experiments lists the experiments in the order of the notes.
-var Experiments = []*Experiment{
+// All lists the experiments in the order of the notes.
+var All = []*Experiment{
 	{ID: "cpu-quirk", Run: cpuQuirk},
 	{ID: "nproc", Run: nprocExperiment},
 	{ID: "layer-hiding", Run: layerHiding},
 }
 
-// LookupExperiment returns the experiment with the given id, or nil.
-func LookupExperiment(id string) *Experiment {
-	for _, e := range Experiments {
+// Lookup returns the experiment with the given id, or nil.
+func Lookup(id string) *Experiment {
+	for _, e := range All {
 		if e.ID == id {
 			return e
 		}
@@ -60,9 +72,9 @@ func cpuQuirk(ctx context.Context) (*report.Experiment, error) {
 		name string
 		p    sandbox.Policy
 	}{
-		{"busy loop, no namespace (L1), CPU 2 s soft / 3 s hard", preset(1, timeLimits(10*time.Second))},
-		{"busy loop as PID 1 of a PID namespace (L3), CPU 2 s soft / 3 s hard", preset(3, timeLimits(10*time.Second))},
-		{"busy loop as PID 1 (L3), CPU 2 s soft only, wall clock 6 s", preset(3, timeLimits(6*time.Second), func(p *sandbox.Policy) { p.Limits.CPUHard = 0 })},
+		{"busy loop, no namespace (L1), CPU 2 s soft / 3 s hard", checks.Preset(1, checks.TimeLimits(10*time.Second))},
+		{"busy loop as PID 1 of a PID namespace (L3), CPU 2 s soft / 3 s hard", checks.Preset(3, checks.TimeLimits(10*time.Second))},
+		{"busy loop as PID 1 (L3), CPU 2 s soft only, wall clock 6 s", checks.Preset(3, checks.TimeLimits(6*time.Second), func(p *sandbox.Policy) { p.Limits.CPUHard = 0 })},
 	}
 	results := make([]*sandbox.Result, len(cases))
 	errs := make([]error, len(cases))
@@ -103,23 +115,29 @@ func stopName(r sandbox.Reason) string {
 	return string(r)
 }
 
-// nprocArg0 is the argv[0] under which this binary re-executes itself to
-// set RLIMIT_NPROC and exec a program (the nproc experiment's helper).
-const nprocArg0 = "sandboxlab-nproc-probe"
+// nprocHelper is the helper that sets RLIMIT_NPROC to argv[1] and execs
+// the program in argv[2:] (the nproc experiment's first case).
+const nprocHelper = "sandboxlab-nproc-probe"
 
 func init() {
-	if len(os.Args) < 3 || os.Args[0] != nprocArg0 {
-		return
+	reexec.Register(nprocHelper, nprocMain)
+	reexec.Register(layerHidingHelper, layerHidingMain)
+}
+
+func nprocMain(args []string) int {
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, nprocHelper+": want N PROGRAM [ARGS]")
+		return 2
 	}
 	var n uint64
-	fmt.Sscan(os.Args[1], &n)
+	fmt.Sscan(args[0], &n)
 	if err := syscall.Setrlimit(unix.RLIMIT_NPROC, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
 		fmt.Fprintln(os.Stderr, "setting RLIMIT_NPROC:", err)
-		os.Exit(125)
+		return 125
 	}
-	err := syscall.Exec(os.Args[2], os.Args[2:], []string{"PATH=/usr/bin:/bin"})
+	err := syscall.Exec(args[1], args[1:], []string{"PATH=/usr/bin:/bin"})
 	fmt.Fprintln(os.Stderr, "exec:", err)
-	os.Exit(127)
+	return 127
 }
 
 // spawner asks for 30 processes, each living a second, and keeps trying
@@ -146,12 +164,11 @@ time.sleep(1)
 func nprocExperiment(ctx context.Context) (*report.Experiment, error) {
 	e := &report.Experiment{ID: "nproc", Title: "A limit that does nothing for the user who matters: RLIMIT_NPROC", Identity: identity()}
 	// Case 1: our own helper, not the sandbox: the sandbox never maps to 0.
-	tok := token()
+	tok := procfs.Tag()
 	defer procfs.KillWithArg(tok, 10*time.Second)
 	uid, gid := os.Getuid(), os.Getgid()
 	peak := peakTagged(tok, func() error {
-		cmd := exec.CommandContext(ctx, "/proc/self/exe", "5", evidence.Python, "-c", spawner, tok)
-		cmd.Args[0] = nprocArg0
+		cmd := reexec.CommandContext(ctx, nprocHelper, "5", evidence.Python, "-c", spawner, tok)
 		cmd.SysProcAttr = &syscall.SysProcAttr{
 			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
 			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}},
@@ -174,7 +191,7 @@ func nprocExperiment(ctx context.Context) (*report.Experiment, error) {
 		Outcome: fmt.Sprintf("%d children started", peak.most-1), Value: float64(peak.most - 1), Unit: "processes started"})
 
 	// Case 2: the same program under the sandbox's monitor (L3).
-	tok2 := token()
+	tok2 := procfs.Tag()
 	defer procfs.KillWithArg(tok2, 10*time.Second)
 	var res *sandbox.Result
 	peak2 := peakTagged(tok2, func() error {
@@ -208,53 +225,81 @@ func peakTagged(tok string, f func() error) peakResult {
 // layerHiding: with the timeout killing only the first process, busy-loop
 // children survive the timeout; with the CPU limit on it kills them soon
 // after, before the tree-kill check looks, and the defect goes unseen.
+// Each case runs in a helper process of its own with kill_leader_only
+// switched on from its command line, as the mutation harness's workers
+// do: this process's own switch is never touched.
 func layerHiding(ctx context.Context) (*report.Experiment, error) {
 	if !mutants.Compiled {
 		return nil, mutants.ErrNotCompiled
 	}
-	prev := mutants.Active()
-	if err := mutants.Enable(string(mutants.KillLeaderOnly)); err != nil {
-		return nil, err
-	}
-	defer mutants.Enable(string(prev))
 	e := &report.Experiment{ID: "layer-hiding", Title: "One layer hiding another's bug: a timeout that kills only the first process", Identity: identity()}
 	for _, c := range []struct {
 		name string
-		p    sandbox.Policy
+		cpu  string
 	}{
-		{"kill_leader_only, CPU limit on (2 s soft / 3 s hard)", preset(1)},
-		{"kill_leader_only, CPU limit off", preset(1, noCPULimit)},
+		{"kill_leader_only, CPU limit on (2 s soft / 3 s hard)", "cpu-on"},
+		{"kill_leader_only, CPU limit off", "cpu-off"},
 	} {
-		var left int
-		failure, err := withT(ctx, func(t *T) { left = treeSurvivors(t, c.p) })
+		cmd := reexec.CommandContext(ctx, layerHidingHelper, string(mutants.KillLeaderOnly), c.cpu)
+		out, err := cmd.Output()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var m treeMeasure
+		if err == nil {
+			err = json.Unmarshal(out, &m)
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w (%s)", c.name, err, exitText(err))
 		}
-		if failure != "" {
-			return nil, fmt.Errorf("%s: %s", c.name, failure)
+		if m.Failure != "" {
+			return nil, fmt.Errorf("%s: %s", c.name, m.Failure)
 		}
-		e.Rows = append(e.Rows, report.ExperimentRow{Case: c.name, Outcome: fmt.Sprintf("found %v after the timeout", treeGrace), Value: float64(left), Unit: "survivors"})
+		e.Rows = append(e.Rows, report.ExperimentRow{Case: c.name, Outcome: fmt.Sprintf("found %v after the timeout", checks.TreeGrace), Value: float64(m.Survivors), Unit: "survivors"})
 	}
 	e.Finding = fmt.Sprintf("With the CPU limit on, the tree-kill check finds %v survivors and the defect passes; with it off, %v.", e.Rows[0].Value, e.Rows[1].Value)
 	return e, nil
 }
 
-// withT runs body with a check's T outside any check, and returns the
-// first failure it recorded ("" if none).
-func withT(ctx context.Context, body func(t *T)) (string, error) {
-	c := &Check{ID: "experiment", Body: body}
-	var out report.Check
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(ctx, recorder{}, &out)
-	}()
-	<-done
-	if ctx.Err() != nil {
-		return "", ctx.Err()
+// layerHidingHelper is the helper that measures one case of layerHiding:
+// argv is the defect to switch on and cpu-on or cpu-off.
+const layerHidingHelper = "sandboxlab-layer-hiding"
+
+// treeMeasure is what the helper prints.
+type treeMeasure struct {
+	Survivors int    `json:"survivors"`
+	Failure   string `json:"failure,omitempty"`
+}
+
+func layerHidingMain(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, layerHidingHelper+": want DEFECT cpu-on|cpu-off")
+		return 2
 	}
-	if !out.Passed {
-		return strings.TrimSpace(out.Evidence), nil
+	if err := mutants.Enable(args[0]); err != nil {
+		fmt.Fprintln(os.Stderr, layerHidingHelper+":", err)
+		return 1
 	}
-	return "", nil
+	p := checks.Preset(1)
+	if args[1] == "cpu-off" {
+		p = checks.Preset(1, checks.NoCPULimit)
+	}
+	var m treeMeasure
+	var err error
+	m.Survivors, m.Failure, err = checks.TreeSurvivors(context.Background(), p)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, layerHidingHelper+":", err)
+		return 1
+	}
+	json.NewEncoder(os.Stdout).Encode(m)
+	return 0
+}
+
+// exitText is what a failed helper said on stderr.
+func exitText(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return strings.TrimSpace(string(ee.Stderr))
+	}
+	return ""
 }

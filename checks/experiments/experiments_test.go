@@ -1,12 +1,22 @@
-package checks
+package experiments
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"sandboxlab/sandbox/reexec"
 )
+
+// The test binary doubles as the sandbox's init and the experiments'
+// helpers.
+func TestMain(m *testing.M) {
+	reexec.Init()
+	os.Exit(m.Run())
+}
 
 func TestExperimentCPUQuirk(t *testing.T) {
 	e, err := cpuQuirk(context.Background())
