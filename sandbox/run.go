@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,58 +69,42 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 		}
 	}
 
-	outR, outW, err := os.Pipe()
+	ps, err := newPipes()
+	if err != nil {
+		return nil, fmt.Errorf("creating output pipes: %w", err)
+	}
+	cu := cleanup{}
+	cu.Add(ps.close)
+	defer cu.Clean()
+	cmd, err := buildCmd(p, c, cwd, dir, ps, false)
 	if err != nil {
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, err
-	}
-	cmd, initErr, err := buildCmd(p, c, cwd, dir, false)
-	if err != nil {
-		for _, f := range []*os.File{outR, outW, errR, errW} {
-			f.Close()
-		}
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
 
 	start := time.Now()
 	err = cmd.Start()
 	if err != nil && p.userNS() && mutants.On(mutants.FailOpen) {
 		// The defect: warn and run without the namespaces.
 		fmt.Fprintf(os.Stderr, "sandbox: namespaces unavailable (%v); running without them\n", err)
-		if initErr != nil {
-			initErr[0].Close()
-			initErr[1].Close()
-		}
-		cmd, initErr, err = buildCmd(p, c, cwd, dir, true)
+		ps.closeInit()
+		cmd, err = buildCmd(p, c, cwd, dir, ps, true)
 		if err == nil {
-			cmd.Stdout, cmd.Stderr = outW, errW
 			err = cmd.Start()
 		}
 	}
-	outW.Close()
-	errW.Close()
-	if initErr != nil {
-		initErr[1].Close()
-		defer initErr[0].Close()
-	}
+	ps.closeChildEnds()
 	if err != nil {
-		outR.Close()
-		errR.Close()
 		if p.userNS() {
 			return nil, fmt.Errorf("%w: creating namespaces: %v%s", ErrUnavailable, err, nsHint(err))
 		}
 		return nil, fmt.Errorf("starting %s: %w", c.Path, err)
 	}
+	cu.Release() // from here on, drain closes the parent's ends
 
 	stdout, stderr := newStream(p.Limits.OutputChars), newStream(p.Limits.OutputChars)
 	var readers sync.WaitGroup
 	readers.Add(2)
+	outR, errR := ps.outR, ps.errR
 	go func() { defer readers.Done(); stdout.readFrom(outR) }()
 	go func() { defer readers.Done(); stderr.readFrom(errR) }()
 
@@ -135,14 +118,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	}
 	sup.start(ctx)
 
-	// The init reports a failed set-up on its pipe; a successful exec
-	// closes the pipe with nothing written.
-	var setupErr string
-	if initErr != nil {
-		// Until EOF: the init may report in more than one write.
-		b, _ := io.ReadAll(io.LimitReader(initErr[0], 4096))
-		setupErr = string(b)
-	}
+	setupErr := ps.initReport()
 
 	waitErr := cmd.Wait()
 	wall := time.Since(start)
@@ -150,7 +126,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if p.Limits.Sweep && sup.reason == "" && !mutants.On(mutants.NoSweep) {
 		killRun(cmd.Process.Pid, true)
 	}
-	drain(&readers, outR, errR)
+	drain(&readers, ps)
 
 	if setupErr != "" {
 		return nil, initError(setupErr, c.Path)
@@ -221,10 +197,9 @@ func environment(p Policy, c Command, dir string) []string {
 
 // buildCmd prepares the command: the program itself at L0, else this
 // binary re-executed as the init, which sets limits, mounts and privileges
-// up and then execs the program. bare drops the namespaces (the fail_open
-// defect's fallback). initErr is the init's error pipe (read end, write
-// end), nil when there is no init.
-func buildCmd(p Policy, c Command, cwd, dir string, bare bool) (cmd *exec.Cmd, initErr []*os.File, err error) {
+// up and then execs the program, reporting a failure on ps's init pipe.
+// bare drops the namespaces (the fail_open defect's fallback).
+func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, bare bool) (*exec.Cmd, error) {
 	userNS := p.userNS() && !bare
 	cfg := initConfig{Defect: string(mutants.Active()), Rlimits: p.Limits.rlimits()}
 	if p.Processes.Max > 0 && mutants.On(mutants.NprocRlimitOnly) {
@@ -258,46 +233,44 @@ func buildCmd(p Policy, c Command, cwd, dir string, bare bool) (cmd *exec.Cmd, i
 		attr.Credential = &syscall.Credential{Uid: uint32(id.UID), Gid: uint32(id.GID), Groups: []uint32{}}
 	}
 
-	cmd = &exec.Cmd{
+	cmd := &exec.Cmd{
 		Path:        c.Path,
 		Args:        append([]string{c.Path}, c.Args...),
 		Env:         environment(p, c, dir),
 		Dir:         cwd,
 		SysProcAttr: attr,
+		Stdout:      ps.outW,
+		Stderr:      ps.errW,
 	}
 	if len(cfg.Rlimits) == 0 && attr.Cloneflags == 0 && !cfg.DropCaps {
-		return cmd, nil, nil // nothing for an init to do
+		return cmd, nil // nothing for an init to do
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("encoding the init's config: %w", err)
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
+	if err := ps.openInit(); err != nil {
+		return nil, fmt.Errorf("creating the init's error pipe: %w", err)
 	}
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = append([]string{initArg0, string(b)}, cmd.Args...)
-	cmd.ExtraFiles = []*os.File{w} // becomes initErrFD
-	return cmd, []*os.File{r, w}, nil
+	cmd.ExtraFiles = []*os.File{ps.initW} // becomes initErrFD
+	return cmd, nil
 }
 
 // drain waits for the stream readers to reach EOF, but no longer than
 // streamGrace: a process that escaped the run may hold the pipe open.
-func drain(readers *sync.WaitGroup, pipes ...*os.File) {
+// Either way it closes the parent's ends of ps.
+func drain(readers *sync.WaitGroup, ps *pipes) {
 	done := make(chan struct{})
 	go func() { readers.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(streamGrace):
-		for _, p := range pipes {
-			p.Close()
-		}
+		ps.closeParentEnds() // ends the readers' blocked reads
 		<-done
 	}
-	for _, p := range pipes {
-		p.Close()
-	}
+	ps.closeParentEnds()
 }
 
 // nsHint says what usually lies behind the kernel's refusal to make a
