@@ -76,7 +76,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	cu := cleanup{}
 	cu.Add(ps.close)
 	defer cu.Clean()
-	cmd, err := buildCmd(p, c, cwd, dir, ps, false)
+	cmd, err := buildCmd(p, c, cwd, dir, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -84,13 +84,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	start := time.Now()
 	err = cmd.Start()
 	if err != nil && p.userNS() && mutants.On(mutants.FailOpen) {
-		// The defect: warn and run without the namespaces.
-		fmt.Fprintf(os.Stderr, "sandbox: namespaces unavailable (%v); running without them\n", err)
-		ps.closeInit()
-		cmd, err = buildCmd(p, c, cwd, dir, ps, true)
-		if err == nil {
-			err = cmd.Start()
-		}
+		cmd, err = startBare(p, c, cwd, dir, ps, err)
 	}
 	ps.closeChildEnds()
 	if err != nil {
@@ -198,54 +192,90 @@ func environment(p Policy, c Command, dir string) []string {
 // buildCmd prepares the command: the program itself at L0, else this
 // binary re-executed as the init, which sets limits, mounts and privileges
 // up and then execs the program, reporting a failure on ps's init pipe.
-// bare drops the namespaces (the fail_open defect's fallback).
-func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, bare bool) (*exec.Cmd, error) {
-	userNS := p.userNS() && !bare
+func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes) (*exec.Cmd, error) {
+	l := hostLaunch(p)
+	if p.userNS() {
+		l.addNamespaces(p)
+	}
+	return l.command(c, environment(p, c, dir), cwd, ps)
+}
+
+// startBare is the fail_open defect's fallback: it warns that the
+// namespaces could not be made and starts the program without them.
+func startBare(p Policy, c Command, cwd, dir string, ps *pipes, nsErr error) (*exec.Cmd, error) {
+	fmt.Fprintf(os.Stderr, "sandbox: namespaces unavailable (%v); running without them\n", nsErr)
+	ps.closeInit() // the new command gets a pipe of its own
+	cmd, err := hostLaunch(p).command(c, environment(p, c, dir), cwd, ps)
+	if err != nil {
+		return nil, err
+	}
+	return cmd, cmd.Start()
+}
+
+// launch is how the program is started: its process attributes, and what
+// the init sets up before it execs the program.
+type launch struct {
+	attr *syscall.SysProcAttr
+	cfg  initConfig
+}
+
+// hostLaunch is the launch without namespaces: resource limits, a session
+// of its own and, when the caller is host root, an unprivileged identity.
+func hostLaunch(p Policy) launch {
 	cfg := initConfig{Defect: string(mutants.Active()), Rlimits: p.Limits.rlimits()}
 	if p.Processes.Max > 0 && mutants.On(mutants.NprocRlimitOnly) {
 		n := uint64(p.Processes.Max)
 		cfg.Rlimits = append(cfg.Rlimits, rlimit{unix.RLIMIT_NPROC, n, n})
 	}
 	attr := &syscall.SysProcAttr{Setsid: p.Limits.KillTree, Pdeathsig: syscall.SIGKILL}
-	id := HostIdentity()
-	if userNS {
-		attr.Cloneflags = syscall.CLONE_NEWUSER
-		if p.Processes.Namespace && !mutants.On(mutants.NoPIDNS) {
-			attr.Cloneflags |= syscall.CLONE_NEWPID
-			cfg.MountProc = true
-		}
-		if p.Network.Isolate && !mutants.On(mutants.NoNetNS) {
-			attr.Cloneflags |= syscall.CLONE_NEWNET
-		}
-		cfg.Hide = p.Filesystem.Hide
-		cfg.DropCaps = p.Filesystem.DropCapabilities
-		if cfg.MountProc || len(cfg.Hide) > 0 {
-			attr.Cloneflags |= syscall.CLONE_NEWNS
-			cfg.PrivateMounts = true
-		}
-		// Root inside, the program's host identity outside. setuid(0)
-		// inside is needed when the caller is host root: its uid 0 is not
-		// the one mapped.
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.UID, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.GID, Size: 1}}
-		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
-	} else if HostRoot() {
+	if HostRoot() {
+		id := HostIdentity()
 		attr.Credential = &syscall.Credential{Uid: uint32(id.UID), Gid: uint32(id.GID), Groups: []uint32{}}
 	}
+	return launch{attr: attr, cfg: cfg}
+}
 
+// addNamespaces puts the program into a user namespace and the other
+// namespaces p asks for, with what the init must do in them.
+func (l *launch) addNamespaces(p Policy) {
+	l.attr.Cloneflags = syscall.CLONE_NEWUSER
+	if p.Processes.Namespace && !mutants.On(mutants.NoPIDNS) {
+		l.attr.Cloneflags |= syscall.CLONE_NEWPID
+		l.cfg.MountProc = true
+	}
+	if p.Network.Isolate && !mutants.On(mutants.NoNetNS) {
+		l.attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	l.cfg.Hide = p.Filesystem.Hide
+	l.cfg.DropCaps = p.Filesystem.DropCapabilities
+	if l.cfg.MountProc || len(l.cfg.Hide) > 0 {
+		l.attr.Cloneflags |= syscall.CLONE_NEWNS
+		l.cfg.PrivateMounts = true
+	}
+	// Root inside, the program's host identity outside. setuid(0) inside
+	// is needed when the caller is host root: its uid 0 is not the one
+	// mapped.
+	id := HostIdentity()
+	l.attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.UID, Size: 1}}
+	l.attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.GID, Size: 1}}
+	l.attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+}
+
+// command is the exec.Cmd for c under l, writing to ps's output pipes.
+func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.Cmd, error) {
 	cmd := &exec.Cmd{
 		Path:        c.Path,
 		Args:        append([]string{c.Path}, c.Args...),
-		Env:         environment(p, c, dir),
+		Env:         env,
 		Dir:         cwd,
-		SysProcAttr: attr,
+		SysProcAttr: l.attr,
 		Stdout:      ps.outW,
 		Stderr:      ps.errW,
 	}
-	if len(cfg.Rlimits) == 0 && attr.Cloneflags == 0 && !cfg.DropCaps {
-		return cmd, nil // nothing for an init to do
+	if !l.needsInit() {
+		return cmd, nil
 	}
-	b, err := json.Marshal(cfg)
+	b, err := json.Marshal(l.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the init's config: %w", err)
 	}
@@ -256,6 +286,11 @@ func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, bare bool) (*exec
 	cmd.Args = append([]string{initArg0, string(b)}, cmd.Args...)
 	cmd.ExtraFiles = []*os.File{ps.initW} // becomes initErrFD
 	return cmd, nil
+}
+
+// needsInit reports whether there is anything for an init to do.
+func (l launch) needsInit() bool {
+	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps
 }
 
 // drain waits for the stream readers to reach EOF, but no longer than
