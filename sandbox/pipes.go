@@ -3,6 +3,7 @@ package sandbox
 import (
 	"io"
 	"os"
+	"sync"
 )
 
 // pipes are every file a run shares with its program: its stdout and
@@ -61,6 +62,16 @@ func (ps *pipes) closeParentEnds() {
 func (ps *pipes) close() {
 	ps.closeChildEnds()
 	ps.closeParentEnds()
+}
+
+// readOutput copies the program's output into stdout and stderr until
+// EOF; drain waits for it.
+func (ps *pipes) readOutput(stdout, stderr *stream) *sync.WaitGroup {
+	var readers sync.WaitGroup
+	outR, errR := ps.outR, ps.errR // closeParentEnds clears the fields, not the files
+	readers.Go(func() { stdout.readFrom(outR) })
+	readers.Go(func() { stderr.readFrom(errR) })
+	return &readers
 }
 
 // initReport reads what the init reported, until EOF: the init may report

@@ -56,19 +56,10 @@ const streamGrace = 250 * time.Millisecond
 
 // run runs cmd under p with the session directory dir.
 func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) {
-	if !filepath.IsAbs(c.Path) {
-		return nil, fmt.Errorf("program %q: want an absolute path", c.Path)
-	}
-	cwd, err := workDir(p, c, dir)
+	cwd, err := checkCommand(p, c, dir)
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range p.Filesystem.Hide {
-		if within(cwd, filepath.Clean(h)) {
-			return nil, fmt.Errorf("%w: hidden path %s holds the working directory %s", ErrInvalidPolicy, h, cwd)
-		}
-	}
-
 	ps, err := newPipes()
 	if err != nil {
 		return nil, fmt.Errorf("creating output pipes: %w", err)
@@ -76,65 +67,145 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	cu := cleanup{}
 	cu.Add(ps.close)
 	defer cu.Clean()
-	cmd, err := buildCmd(p, c, cwd, dir, ps)
+	cmd, started, err := start(p, c, cwd, dir, ps)
 	if err != nil {
 		return nil, err
 	}
+	cu.Release() // supervise closes the parent's ends
+	o := supervise(ctx, p, cmd, ps, started)
+	res, err := newResult(p, c, o)
+	if err == nil && o.stoppedBy == ReasonSignal {
+		return res, ctx.Err() // the caller cancelled the run
+	}
+	return res, err
+}
 
-	start := time.Now()
+// checkCommand checks c against p and returns its working directory.
+func checkCommand(p Policy, c Command, dir string) (string, error) {
+	if !filepath.IsAbs(c.Path) {
+		return "", fmt.Errorf("program %q: want an absolute path", c.Path)
+	}
+	cwd, err := workDir(p, c, dir)
+	if err != nil {
+		return "", err
+	}
+	for _, h := range p.Filesystem.Hide {
+		if within(cwd, filepath.Clean(h)) {
+			return "", fmt.Errorf("%w: hidden path %s holds the working directory %s", ErrInvalidPolicy, h, cwd)
+		}
+	}
+	return cwd, nil
+}
+
+// start builds the command and starts it, and returns when it started.
+// The child's ends of ps are closed right after, whatever the outcome.
+func start(p Policy, c Command, cwd, dir string, ps *pipes) (*exec.Cmd, time.Time, error) {
+	cmd, err := buildCmd(p, c, cwd, dir, ps)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	started := time.Now()
 	err = cmd.Start()
 	if err != nil && p.userNS() && mutants.On(mutants.FailOpen) {
 		cmd, err = startBare(p, c, cwd, dir, ps, err)
 	}
 	ps.closeChildEnds()
 	if err != nil {
-		if p.userNS() {
-			return nil, fmt.Errorf("%w: creating namespaces: %v%s", ErrUnavailable, err, nsHint(err))
-		}
-		return nil, fmt.Errorf("starting %s: %w", c.Path, err)
+		return nil, time.Time{}, startError(p, c, err)
 	}
-	cu.Release() // from here on, drain closes the parent's ends
+	return cmd, started, nil
+}
 
-	stdout, stderr := newStream(p.Limits.OutputChars), newStream(p.Limits.OutputChars)
-	var readers sync.WaitGroup
-	readers.Add(2)
-	outR, errR := ps.outR, ps.errR
-	go func() { defer readers.Done(); stdout.readFrom(outR) }()
-	go func() { defer readers.Done(); stderr.readFrom(errR) }()
-
-	sup := &supervisor{
-		pid:      cmd.Process.Pid,
-		killTree: p.Limits.KillTree,
-		deadline: armedLimit(p),
+// startError says why the program did not start. Where the policy needs
+// namespaces, what starts is this binary as the init (a missing program
+// is the init's to report), so a failure is the kernel refusing the
+// namespaces: the sandbox fails closed.
+func startError(p Policy, c Command, err error) error {
+	if p.userNS() {
+		return fmt.Errorf("%w: creating namespaces: %v%s", ErrUnavailable, err, nsHint(err))
 	}
+	return fmt.Errorf("starting %s: %w", c.Path, err)
+}
+
+// outcome is what supervising a run found out.
+type outcome struct {
+	state          *os.ProcessState // nil if Wait failed
+	waitErr        error
+	wall           time.Duration
+	stoppedBy      Reason // "" when the program ended by itself
+	setupErr       string // what the init reported ("" when it exec'd)
+	stdout, stderr *stream
+}
+
+// supervise reads the program's output, enforces the limits the
+// supervisor watches, waits for the program and sweeps up after it. It
+// closes the parent's ends of ps.
+func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, started time.Time) outcome {
+	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars)}
+	readers := ps.readOutput(o.stdout, o.stderr)
+	sup := startSupervisor(ctx, p, cmd.Process.Pid)
+	o.setupErr = ps.initReport() // to EOF before Wait
+	o.waitErr = cmd.Wait()
+	o.wall = time.Since(started)
+	sup.stop()
+	o.stoppedBy = sup.reason
+	// After a normal end only: a stopped run was killed by the supervisor.
+	if p.Limits.Sweep && sup.reason == "" && !mutants.On(mutants.NoSweep) {
+		killRun(cmd.Process.Pid, true)
+	}
+	drain(readers, ps)
+	o.state = cmd.ProcessState
+	return o
+}
+
+// startSupervisor starts watching the program with pid under p.
+func startSupervisor(ctx context.Context, p Policy, pid int) *supervisor {
+	sup := &supervisor{pid: pid, killTree: p.Limits.KillTree, deadline: armedLimit(p)}
 	if p.Processes.Max > 0 && !mutants.On(mutants.NprocRlimitOnly) {
 		sup.maxProcs, sup.interval = p.Processes.Max, p.Processes.Interval
 	}
 	sup.start(ctx)
+	return sup
+}
 
-	setupErr := ps.initReport()
-
-	waitErr := cmd.Wait()
-	wall := time.Since(start)
-	sup.stop()
-	if p.Limits.Sweep && sup.reason == "" && !mutants.On(mutants.NoSweep) {
-		killRun(cmd.Process.Pid, true)
+// drain waits for the stream readers to reach EOF, but no longer than
+// streamGrace: a process that escaped the run may hold the pipe open.
+// Either way it closes the parent's ends of ps.
+func drain(readers *sync.WaitGroup, ps *pipes) {
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(streamGrace):
+		ps.closeParentEnds() // ends the readers' blocked reads
+		<-done
 	}
-	drain(&readers, ps)
+	ps.closeParentEnds()
+}
 
-	if setupErr != "" {
-		return nil, initError(setupErr, c.Path)
+// newResult builds the Result of a supervised run, or the error that
+// kept it from taking place.
+func newResult(p Policy, c Command, o outcome) (*Result, error) {
+	if o.setupErr != "" {
+		return nil, initError(o.setupErr, c.Path)
 	}
-	state := cmd.ProcessState
-	if state == nil {
-		return nil, fmt.Errorf("waiting for %s: %w", c.Path, waitErr)
+	if o.state == nil {
+		return nil, fmt.Errorf("waiting for %s: %w", c.Path, o.waitErr)
 	}
+	res := &Result{Level: p.Level, Wall: o.wall, CPU: o.state.UserTime() + o.state.SystemTime()}
+	res.Stdout, res.StdoutTruncated = o.stdout.result()
+	res.Stderr, res.StderrTruncated = o.stderr.result()
+	res.StdoutBytes, res.StderrBytes = o.stdout.total, o.stderr.total
+	ws := o.state.Sys().(syscall.WaitStatus)
+	setStatus(res, ws)
+	res.Reason = classify(p, o.stoppedBy, ws, res)
+	res.TimedOut = o.stoppedBy == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
+	return res, nil
+}
 
-	res := &Result{Level: p.Level, Wall: wall, CPU: state.UserTime() + state.SystemTime()}
-	res.Stdout, res.StdoutTruncated = stdout.result()
-	res.Stderr, res.StderrTruncated = stderr.result()
-	res.StdoutBytes, res.StderrBytes = stdout.total, stderr.total
-	ws := state.Sys().(syscall.WaitStatus)
+// setStatus records how the program ended: its exit code or the signal,
+// and whether it ran out of memory. Stderr must be set.
+func setStatus(res *Result, ws syscall.WaitStatus) {
 	if ws.Signaled() {
 		res.ExitCode = -1
 		res.Signal = unix.SignalName(ws.Signal())
@@ -144,12 +215,6 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if !mutants.On(mutants.OOMFlagLost) {
 		res.OOM = (ws.Signaled() || ws.ExitStatus() != 0) && looksLikeOOM(res.Stderr)
 	}
-	res.Reason = classify(p, sup.reason, ws, res)
-	res.TimedOut = sup.reason == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
-	if sup.reason == ReasonSignal {
-		return res, ctx.Err()
-	}
-	return res, nil
 }
 
 // workDir is where the program starts: the session's directory from L2 up,
@@ -291,21 +356,6 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 // needsInit reports whether there is anything for an init to do.
 func (l launch) needsInit() bool {
 	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps
-}
-
-// drain waits for the stream readers to reach EOF, but no longer than
-// streamGrace: a process that escaped the run may hold the pipe open.
-// Either way it closes the parent's ends of ps.
-func drain(readers *sync.WaitGroup, ps *pipes) {
-	done := make(chan struct{})
-	go func() { readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(streamGrace):
-		ps.closeParentEnds() // ends the readers' blocked reads
-		<-done
-	}
-	ps.closeParentEnds()
 }
 
 // nsHint says what usually lies behind the kernel's refusal to make a
