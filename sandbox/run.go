@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,114 +56,156 @@ const streamGrace = 250 * time.Millisecond
 
 // run runs cmd under p with the session directory dir.
 func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) {
+	cwd, err := checkCommand(p, c, dir)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := newPipes()
+	if err != nil {
+		return nil, fmt.Errorf("creating output pipes: %w", err)
+	}
+	cu := cleanup{}
+	cu.Add(ps.close)
+	defer cu.Clean()
+	cmd, started, err := start(p, c, cwd, dir, ps)
+	if err != nil {
+		return nil, err
+	}
+	cu.Release() // supervise closes the parent's ends
+	o := supervise(ctx, p, cmd, ps, started)
+	res, err := newResult(p, c, o)
+	if err == nil && o.stoppedBy == ReasonSignal {
+		return res, ctx.Err() // the caller cancelled the run
+	}
+	return res, err
+}
+
+// checkCommand checks c against p and returns its working directory.
+func checkCommand(p Policy, c Command, dir string) (string, error) {
 	if !filepath.IsAbs(c.Path) {
-		return nil, fmt.Errorf("program %q: want an absolute path", c.Path)
+		return "", fmt.Errorf("program %q: want an absolute path", c.Path)
 	}
 	cwd, err := workDir(p, c, dir)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	for _, h := range p.Filesystem.Hide {
 		if within(cwd, filepath.Clean(h)) {
-			return nil, fmt.Errorf("%w: hidden path %s holds the working directory %s", ErrInvalidPolicy, h, cwd)
+			return "", fmt.Errorf("%w: hidden path %s holds the working directory %s", ErrInvalidPolicy, h, cwd)
 		}
 	}
+	return cwd, nil
+}
 
-	outR, outW, err := os.Pipe()
+// start builds the command and starts it, and returns when it started.
+// The child's ends of ps are closed right after, whatever the outcome.
+func start(p Policy, c Command, cwd, dir string, ps *pipes) (*exec.Cmd, time.Time, error) {
+	cmd, err := buildCmd(p, c, cwd, dir, ps)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, err
-	}
-	cmd, initErr, err := buildCmd(p, c, cwd, dir, false)
-	if err != nil {
-		for _, f := range []*os.File{outR, outW, errR, errW} {
-			f.Close()
-		}
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-
-	start := time.Now()
+	started := time.Now()
 	err = cmd.Start()
 	if err != nil && p.userNS() && mutants.On(mutants.FailOpen) {
-		// The defect: warn and run without the namespaces.
-		fmt.Fprintf(os.Stderr, "sandbox: namespaces unavailable (%v); running without them\n", err)
-		if initErr != nil {
-			initErr[0].Close()
-			initErr[1].Close()
-		}
-		cmd, initErr, err = buildCmd(p, c, cwd, dir, true)
-		if err == nil {
-			cmd.Stdout, cmd.Stderr = outW, errW
-			err = cmd.Start()
-		}
+		cmd, err = startBare(p, c, cwd, dir, ps, err)
 	}
-	outW.Close()
-	errW.Close()
-	if initErr != nil {
-		initErr[1].Close()
-		defer initErr[0].Close()
-	}
+	ps.closeChildEnds()
 	if err != nil {
-		outR.Close()
-		errR.Close()
-		if p.userNS() {
-			return nil, fmt.Errorf("%w: creating namespaces: %v%s", ErrUnavailable, err, nsHint(err))
-		}
-		return nil, fmt.Errorf("starting %s: %w", c.Path, err)
+		return nil, time.Time{}, startError(p, c, err)
 	}
+	return cmd, started, nil
+}
 
-	stdout, stderr := newStream(p.Limits.OutputChars), newStream(p.Limits.OutputChars)
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() { defer readers.Done(); stdout.readFrom(outR) }()
-	go func() { defer readers.Done(); stderr.readFrom(errR) }()
-
-	sup := &supervisor{
-		pid:      cmd.Process.Pid,
-		killTree: p.Limits.KillTree,
-		deadline: armedLimit(p),
+// startError says why the program did not start. Where the policy needs
+// namespaces, what starts is this binary as the init (a missing program
+// is the init's to report), so a failure is the kernel refusing the
+// namespaces: the sandbox fails closed.
+func startError(p Policy, c Command, err error) error {
+	if p.userNS() {
+		return fmt.Errorf("%w: creating namespaces: %v%s", ErrUnavailable, err, nsHint(err))
 	}
+	return fmt.Errorf("starting %s: %w", c.Path, err)
+}
+
+// outcome is what supervising a run found out.
+type outcome struct {
+	state          *os.ProcessState // nil if Wait failed
+	waitErr        error
+	wall           time.Duration
+	stoppedBy      Reason // "" when the program ended by itself
+	setupErr       string // what the init reported ("" when it exec'd)
+	stdout, stderr *stream
+}
+
+// supervise reads the program's output, enforces the limits the
+// supervisor watches, waits for the program and sweeps up after it. It
+// closes the parent's ends of ps.
+func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, started time.Time) outcome {
+	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars)}
+	readers := ps.readOutput(o.stdout, o.stderr)
+	sup := startSupervisor(ctx, p, cmd.Process.Pid)
+	o.setupErr = ps.initReport() // to EOF before Wait
+	o.waitErr = cmd.Wait()
+	o.wall = time.Since(started)
+	sup.stop()
+	o.stoppedBy = sup.reason
+	// After a normal end only: a stopped run was killed by the supervisor.
+	if p.Limits.Sweep && sup.reason == "" && !mutants.On(mutants.NoSweep) {
+		killRun(cmd.Process.Pid, true)
+	}
+	drain(readers, ps)
+	o.state = cmd.ProcessState
+	return o
+}
+
+// startSupervisor starts watching the program with pid under p.
+func startSupervisor(ctx context.Context, p Policy, pid int) *supervisor {
+	sup := &supervisor{pid: pid, killTree: p.Limits.KillTree, deadline: armedLimit(p)}
 	if p.Processes.Max > 0 && !mutants.On(mutants.NprocRlimitOnly) {
 		sup.maxProcs, sup.interval = p.Processes.Max, p.Processes.Interval
 	}
 	sup.start(ctx)
+	return sup
+}
 
-	// The init reports a failed set-up on its pipe; a successful exec
-	// closes the pipe with nothing written.
-	var setupErr string
-	if initErr != nil {
-		// Until EOF: the init may report in more than one write.
-		b, _ := io.ReadAll(io.LimitReader(initErr[0], 4096))
-		setupErr = string(b)
+// drain waits for the stream readers to reach EOF, but no longer than
+// streamGrace: a process that escaped the run may hold the pipe open.
+// Either way it closes the parent's ends of ps.
+func drain(readers *sync.WaitGroup, ps *pipes) {
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(streamGrace):
+		ps.closeParentEnds() // ends the readers' blocked reads
+		<-done
 	}
+	ps.closeParentEnds()
+}
 
-	waitErr := cmd.Wait()
-	wall := time.Since(start)
-	sup.stop()
-	if p.Limits.Sweep && sup.reason == "" && !mutants.On(mutants.NoSweep) {
-		killRun(cmd.Process.Pid, true)
+// newResult builds the Result of a supervised run, or the error that
+// kept it from taking place.
+func newResult(p Policy, c Command, o outcome) (*Result, error) {
+	if o.setupErr != "" {
+		return nil, initError(o.setupErr, c.Path)
 	}
-	drain(&readers, outR, errR)
+	if o.state == nil {
+		return nil, fmt.Errorf("waiting for %s: %w", c.Path, o.waitErr)
+	}
+	res := &Result{Level: p.Level, Wall: o.wall, CPU: o.state.UserTime() + o.state.SystemTime()}
+	res.Stdout, res.StdoutTruncated = o.stdout.result()
+	res.Stderr, res.StderrTruncated = o.stderr.result()
+	res.StdoutBytes, res.StderrBytes = o.stdout.total, o.stderr.total
+	ws := o.state.Sys().(syscall.WaitStatus)
+	setStatus(res, ws)
+	res.Reason = classify(p, o.stoppedBy, ws, res)
+	res.TimedOut = o.stoppedBy == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
+	return res, nil
+}
 
-	if setupErr != "" {
-		return nil, initError(setupErr, c.Path)
-	}
-	state := cmd.ProcessState
-	if state == nil {
-		return nil, fmt.Errorf("waiting for %s: %w", c.Path, waitErr)
-	}
-
-	res := &Result{Level: p.Level, Wall: wall, CPU: state.UserTime() + state.SystemTime()}
-	res.Stdout, res.StdoutTruncated = stdout.result()
-	res.Stderr, res.StderrTruncated = stderr.result()
-	res.StdoutBytes, res.StderrBytes = stdout.total, stderr.total
-	ws := state.Sys().(syscall.WaitStatus)
+// setStatus records how the program ended: its exit code or the signal,
+// and whether it ran out of memory. Stderr must be set.
+func setStatus(res *Result, ws syscall.WaitStatus) {
 	if ws.Signaled() {
 		res.ExitCode = -1
 		res.Signal = unix.SignalName(ws.Signal())
@@ -174,12 +215,6 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if !mutants.On(mutants.OOMFlagLost) {
 		res.OOM = (ws.Signaled() || ws.ExitStatus() != 0) && looksLikeOOM(res.Stderr)
 	}
-	res.Reason = classify(p, sup.reason, ws, res)
-	res.TimedOut = sup.reason == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
-	if sup.reason == ReasonSignal {
-		return res, ctx.Err()
-	}
-	return res, nil
 }
 
 // workDir is where the program starts: the session's directory from L2 up,
@@ -221,83 +256,106 @@ func environment(p Policy, c Command, dir string) []string {
 
 // buildCmd prepares the command: the program itself at L0, else this
 // binary re-executed as the init, which sets limits, mounts and privileges
-// up and then execs the program. bare drops the namespaces (the fail_open
-// defect's fallback). initErr is the init's error pipe (read end, write
-// end), nil when there is no init.
-func buildCmd(p Policy, c Command, cwd, dir string, bare bool) (cmd *exec.Cmd, initErr []*os.File, err error) {
-	userNS := p.userNS() && !bare
+// up and then execs the program, reporting a failure on ps's init pipe.
+func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes) (*exec.Cmd, error) {
+	l := hostLaunch(p)
+	if p.userNS() {
+		l.addNamespaces(p)
+	}
+	return l.command(c, environment(p, c, dir), cwd, ps)
+}
+
+// startBare is the fail_open defect's fallback: it warns that the
+// namespaces could not be made and starts the program without them.
+func startBare(p Policy, c Command, cwd, dir string, ps *pipes, nsErr error) (*exec.Cmd, error) {
+	fmt.Fprintf(os.Stderr, "sandbox: namespaces unavailable (%v); running without them\n", nsErr)
+	ps.closeInit() // the new command gets a pipe of its own
+	cmd, err := hostLaunch(p).command(c, environment(p, c, dir), cwd, ps)
+	if err != nil {
+		return nil, err
+	}
+	return cmd, cmd.Start()
+}
+
+// launch is how the program is started: its process attributes, and what
+// the init sets up before it execs the program.
+type launch struct {
+	attr *syscall.SysProcAttr
+	cfg  initConfig
+}
+
+// hostLaunch is the launch without namespaces: resource limits, a session
+// of its own and, when the caller is host root, an unprivileged identity.
+func hostLaunch(p Policy) launch {
 	cfg := initConfig{Defect: string(mutants.Active()), Rlimits: p.Limits.rlimits()}
 	if p.Processes.Max > 0 && mutants.On(mutants.NprocRlimitOnly) {
 		n := uint64(p.Processes.Max)
 		cfg.Rlimits = append(cfg.Rlimits, rlimit{unix.RLIMIT_NPROC, n, n})
 	}
 	attr := &syscall.SysProcAttr{Setsid: p.Limits.KillTree, Pdeathsig: syscall.SIGKILL}
-	id := HostIdentity()
-	if userNS {
-		attr.Cloneflags = syscall.CLONE_NEWUSER
-		if p.Processes.Namespace && !mutants.On(mutants.NoPIDNS) {
-			attr.Cloneflags |= syscall.CLONE_NEWPID
-			cfg.MountProc = true
-		}
-		if p.Network.Isolate && !mutants.On(mutants.NoNetNS) {
-			attr.Cloneflags |= syscall.CLONE_NEWNET
-		}
-		cfg.Hide = p.Filesystem.Hide
-		cfg.DropCaps = p.Filesystem.DropCapabilities
-		if cfg.MountProc || len(cfg.Hide) > 0 {
-			attr.Cloneflags |= syscall.CLONE_NEWNS
-			cfg.PrivateMounts = true
-		}
-		// Root inside, the program's host identity outside. setuid(0)
-		// inside is needed when the caller is host root: its uid 0 is not
-		// the one mapped.
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.UID, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.GID, Size: 1}}
-		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
-	} else if HostRoot() {
+	if HostRoot() {
+		id := HostIdentity()
 		attr.Credential = &syscall.Credential{Uid: uint32(id.UID), Gid: uint32(id.GID), Groups: []uint32{}}
 	}
+	return launch{attr: attr, cfg: cfg}
+}
 
-	cmd = &exec.Cmd{
+// addNamespaces puts the program into a user namespace and the other
+// namespaces p asks for, with what the init must do in them.
+func (l *launch) addNamespaces(p Policy) {
+	l.attr.Cloneflags = syscall.CLONE_NEWUSER
+	if p.Processes.Namespace && !mutants.On(mutants.NoPIDNS) {
+		l.attr.Cloneflags |= syscall.CLONE_NEWPID
+		l.cfg.MountProc = true
+	}
+	if p.Network.Isolate && !mutants.On(mutants.NoNetNS) {
+		l.attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	l.cfg.Hide = p.Filesystem.Hide
+	l.cfg.DropCaps = p.Filesystem.DropCapabilities
+	if l.cfg.MountProc || len(l.cfg.Hide) > 0 {
+		l.attr.Cloneflags |= syscall.CLONE_NEWNS
+		l.cfg.PrivateMounts = true
+	}
+	// Root inside, the program's host identity outside. setuid(0) inside
+	// is needed when the caller is host root: its uid 0 is not the one
+	// mapped.
+	id := HostIdentity()
+	l.attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.UID, Size: 1}}
+	l.attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.GID, Size: 1}}
+	l.attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+}
+
+// command is the exec.Cmd for c under l, writing to ps's output pipes.
+func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.Cmd, error) {
+	cmd := &exec.Cmd{
 		Path:        c.Path,
 		Args:        append([]string{c.Path}, c.Args...),
-		Env:         environment(p, c, dir),
+		Env:         env,
 		Dir:         cwd,
-		SysProcAttr: attr,
+		SysProcAttr: l.attr,
+		Stdout:      ps.outW,
+		Stderr:      ps.errW,
 	}
-	if len(cfg.Rlimits) == 0 && attr.Cloneflags == 0 && !cfg.DropCaps {
-		return cmd, nil, nil // nothing for an init to do
+	if !l.needsInit() {
+		return cmd, nil
 	}
-	b, err := json.Marshal(cfg)
+	b, err := json.Marshal(l.cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("encoding the init's config: %w", err)
 	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
+	if err := ps.openInit(); err != nil {
+		return nil, fmt.Errorf("creating the init's error pipe: %w", err)
 	}
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = append([]string{initArg0, string(b)}, cmd.Args...)
-	cmd.ExtraFiles = []*os.File{w} // becomes initErrFD
-	return cmd, []*os.File{r, w}, nil
+	cmd.ExtraFiles = []*os.File{ps.initW} // becomes initErrFD
+	return cmd, nil
 }
 
-// drain waits for the stream readers to reach EOF, but no longer than
-// streamGrace: a process that escaped the run may hold the pipe open.
-func drain(readers *sync.WaitGroup, pipes ...*os.File) {
-	done := make(chan struct{})
-	go func() { readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(streamGrace):
-		for _, p := range pipes {
-			p.Close()
-		}
-		<-done
-	}
-	for _, p := range pipes {
-		p.Close()
-	}
+// needsInit reports whether there is anything for an init to do.
+func (l launch) needsInit() bool {
+	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps
 }
 
 // nsHint says what usually lies behind the kernel's refusal to make a

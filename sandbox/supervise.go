@@ -38,34 +38,39 @@ func (s *supervisor) stop() {
 	<-s.done
 }
 
+// loop arms the timer and the monitor's ticker and kills the run if one
+// of them, or ctx, fires before the program ends.
 func (s *supervisor) loop(ctx context.Context) {
 	defer close(s.done)
-	var timeout <-chan time.Time
+	var timeout, tick <-chan time.Time // nil: never ready
 	if s.deadline > 0 {
 		t := time.NewTimer(s.deadline)
 		defer t.Stop()
 		timeout = t.C
 	}
-	var tick <-chan time.Time
 	if s.maxProcs > 0 {
 		t := time.NewTicker(s.interval)
 		defer t.Stop()
 		tick = t.C
 	}
+	if why := s.wait(ctx, timeout, tick); why != "" {
+		s.kill(why)
+	}
+}
+
+// wait returns why to stop the run, or "" once the program has ended.
+func (s *supervisor) wait(ctx context.Context, timeout, tick <-chan time.Time) Reason {
 	for {
 		select {
 		case <-s.stopped:
-			return
+			return ""
 		case <-timeout:
-			s.kill(ReasonTimeout)
-			return
+			return ReasonTimeout
 		case <-ctx.Done():
-			s.kill(ReasonSignal)
-			return
+			return ReasonSignal
 		case <-tick:
 			if s.count() > s.maxProcs {
-				s.kill(ReasonProcesses)
-				return
+				return ReasonProcesses
 			}
 		}
 	}
@@ -117,21 +122,27 @@ func killRun(pid int, tree bool) {
 	// signal pending), so each pass can only find children forked before
 	// the previous one; a few passes reach a fixed point.
 	for range 100 {
-		procs, err := procfs.Scan()
-		if err != nil {
-			break
-		}
-		found := 0
-		for _, p := range runMembers(procs, pid) {
-			if k.Kill(p.PID) {
-				found++
-			}
-		}
-		if found == 0 {
+		if killPass(&k, pid) == 0 {
 			break
 		}
 	}
 	k.Wait(2 * time.Second)
+}
+
+// killPass kills the live members of the run led by pid that one scan of
+// /proc finds, and returns how many it found (0 when /proc cannot be read).
+func killPass(k *procfs.Killer, pid int) int {
+	procs, err := procfs.Scan()
+	if err != nil {
+		return 0
+	}
+	found := 0
+	for _, p := range runMembers(procs, pid) {
+		if k.Kill(p.PID) {
+			found++
+		}
+	}
+	return found
 }
 
 // runMembers returns the live processes that belong to the run led by pid.
