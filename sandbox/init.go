@@ -14,12 +14,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/reexec"
 )
 
 // initArg0 is the argv[0] under which the sandbox re-executes its own
 // binary (/proc/self/exe) as the in-namespace init. Any program that
-// imports this package can serve as the init: the package's init function
-// below takes the process over before main runs.
+// imports this package can serve as the init, once its main calls
+// reexec.Init first thing.
 const initArg0 = "sandboxlab-init"
 
 // initErrFD is the descriptor on which the init reports a failed set-up.
@@ -47,9 +48,14 @@ type initConfig struct {
 	Rlimits []rlimit `json:"rlimits,omitempty"`
 }
 
-func init() {
-	if len(os.Args) < 3 || os.Args[0] != initArg0 {
-		return
+func init() { reexec.Register(initArg0, initMain) }
+
+// initMain is the init's body: argv is the JSON config and the program's
+// path and arguments.
+func initMain(args []string) int {
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, initArg0+": want CONFIG PROGRAM [ARGS]")
+		return 125
 	}
 	// Mounts, capabilities and no_new_privs are per thread or must be
 	// followed by exec from the thread that set them: stay on one.
@@ -59,9 +65,9 @@ func init() {
 	// Descriptors the harness inherited without close-on-exec would pass
 	// straight into the program: close everything above stderr at exec.
 	unix.CloseRange(initErrFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	err := runInit(os.Args[1], os.Args[2:])
+	err := runInit(args[0], args[1:])
 	fmt.Fprint(errPipe, err.Error())
-	os.Exit(125)
+	return 125
 }
 
 // runInit sets the sandbox up and execs the program. It returns only on

@@ -15,6 +15,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/skip"
+
+	"sandboxlab/sandbox/reexec"
 )
 
 // The test binary doubles as a helper process (as in os/exec's tests):
@@ -22,6 +24,7 @@ import (
 const helperEnv = "SANDBOXLAB_SANDBOX_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	reexec.Init() // the sandbox's init
 	switch os.Getenv(helperEnv) {
 	case "":
 		os.Exit(m.Run())
