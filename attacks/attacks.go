@@ -21,6 +21,9 @@
 // in setup and hands to the env's cleanup. The harness (env, the shared
 // fixtures, the observer, the matrix runner) lives in the other files;
 // what the host can see of a program comes from sandbox/evidence.
+//
+// The package imports the sandbox, sandbox/evidence and report; never the
+// checks, and never the harness.
 package attacks
 
 import (
@@ -35,7 +38,7 @@ import (
 //go:embed programs/*.py
 var programs embed.FS
 
-// order is the matrix's row order: DESIGN.md's table, grouped by the first
+// order is the matrix's row order: the README's table, grouped by the first
 // level that stops each attack.
 var order = []string{
 	"runaway_loop", "memory_hog", "output_flood", "disk_filler", "fd_hoarder", "lingering_child",
@@ -87,7 +90,7 @@ type spec struct {
 	// escapes says in one line what makes it an escape.
 	escapes string
 	// firstStop is the first level expected to stop it (and every level
-	// above) on the correct sandbox: DESIGN.md's table.
+	// above) on the correct sandbox: the README's table.
 	firstStop int
 	// new returns a fresh state for one cell.
 	new func() attack
@@ -132,7 +135,7 @@ func register(s spec) {
 
 // Info describes one attack.
 type Info struct {
-	// ID is the attack's stable id (DESIGN.md); cells are named attack@L<n>.
+	// ID is the attack's stable id; cells are named attack@L<n>.
 	ID string `json:"id"`
 	// Escapes says what the host must see for the attack to count as escaped.
 	Escapes string `json:"escapes"`
@@ -154,7 +157,7 @@ func All() []Info {
 func IDs() []string { return append([]string(nil), order...) }
 
 // Baseline maps each attack to the first level that stops it on the
-// correct sandbox (DESIGN.md's table; 0 for the file-API attack, which
+// correct sandbox (the README's table; 0 for the file-API attack, which
 // every level stops).
 func Baseline() map[string]int {
 	m := make(map[string]int, len(order))

@@ -19,7 +19,7 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-// designTable is DESIGN.md's table of the 16 attacks: the first level that
+// designTable is the README's table of the 16 attacks: the first level that
 // stops each, in the table's order.
 var designTable = []struct {
 	id        string

@@ -19,7 +19,7 @@ func init() {
 }
 
 const (
-	// forkBombCap is the process cap of L3 (DESIGN.md).
+	// forkBombCap is the process cap of L3 (Processes.Max of its preset).
 	forkBombCap = 16
 	// forkBombSustained is how long the count must stay over the cap. The
 	// L3 monitor kills within 5–10 ms of the 17th process; one sample

@@ -16,7 +16,7 @@ func init() {
 }
 
 const (
-	// outputCapChars is the most a stream may return (DESIGN.md).
+	// outputCapChars is the most a stream may return (Limits.OutputChars of L1).
 	outputCapChars = 8000
 	// outputHeldMax is the most the harness may hold of a stream; the
 	// measure is what it allocated in big objects during the run (cells

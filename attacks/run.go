@@ -77,7 +77,6 @@ type env struct {
 	token   string         // tags every process of the attack (procfs.WithArg)
 	fx      *fixtures
 	session *sandbox.Session // open from just after setup until the cleanup
-	start   time.Time        // when the run started
 
 	// iso is what the host saw of the program's isolation.
 	iso isolation
@@ -156,7 +155,6 @@ func (e *env) run(ctx context.Context, s *spec, a attack) (verdict, error) {
 	if measures {
 		m.beforeRun(e)
 	}
-	e.start = time.Now()
 	stopObserver := e.startObserver()
 	stopWatch := e.startWatch(a, cancel)
 	res, runErr := e.session.Run(runCtx, cmd)

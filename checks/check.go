@@ -1,5 +1,7 @@
-// Package checks holds the sandbox's 26 promise checks, the experiments
-// of the course notes and the scripted agent.
+// Package checks holds the sandbox's promise checks: each tied to one
+// promise, each run under the lowest level that holds its layer with the
+// layers that would hide a defect taken away. The experiments and the
+// scripted agent live in checks/experiments and checks/agent.
 //
 // A check is written once and runs two ways: as a subtest under 'go test
 // ./checks', and from the binary ('sandboxlab check', and the mutation
@@ -10,6 +12,11 @@
 // Every verdict comes from what the host observes — processes in /proc,
 // files on disk, bytes at a loopback listener, the harness's own memory,
 // the Result the sandbox hands back — never from a program's word.
+//
+// A check is found by its id in one hop: <id>.go holds it, registry.go
+// lists them in order. The package imports the sandbox, sandbox/evidence
+// (what the host can see of a program) and report; never the attacks,
+// and never the harness, which runs the checks through a worker.
 package checks
 
 import (

@@ -1,6 +1,6 @@
 package checks
 
-// All lists the 26 promise checks in the order of DESIGN.md. Each lives
+// All lists the 26 promise checks in the order of the README. Each lives
 // in the file named after its id.
 var All = []*Check{
 	wallTimeout,
