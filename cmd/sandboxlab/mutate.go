@@ -83,45 +83,7 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return finishMutate(m, out, stdout, stderr)
 	}
-	p := out.progress(stderr)
-	var (
-		mu       sync.Mutex
-		start    = time.Now()
-		baseDone time.Duration // when the baseline finished (0: still running)
-		done     int
-		total    = -1
-		finish   time.Time // the estimated end, set at each defect's end
-	)
-	// estimate extrapolates the time left from the defects done so far;
-	// the baseline's time is left out, since it runs alone before any
-	// defect. The caller holds mu.
-	estimate := func(elapsed time.Duration) {
-		if done > 0 && total > done {
-			finish = start.Add(elapsed + time.Duration(float64(elapsed-baseDone)/float64(done)*float64(total-done)))
-		} else {
-			finish = time.Time{}
-		}
-	}
-	// left words the estimate; between two defects it counts down rather
-	// than grow with the wait. The caller holds mu.
-	left := func() string {
-		switch {
-		case finish.IsZero():
-			return ""
-		case time.Until(finish) < time.Second:
-			return ", finishing"
-		}
-		return fmt.Sprintf(", about %s left", roundDuration(time.Until(finish)))
-	}
-	p.keepStatus(func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		elapsed := roundDuration(time.Since(start))
-		if baseDone == 0 {
-			return fmt.Sprintf("mutate: baseline running, %s elapsed", elapsed)
-		}
-		return fmt.Sprintf("mutate: %d of %d defects done, %s elapsed%s", done, total, elapsed, left())
-	})
+	eta := newMutateETA(out.progress(stderr), *jobs)
 	r := &harness.Runner{
 		Worker: func(ctx context.Context, defect string) *exec.Cmd {
 			return reexec.CommandContext(ctx, workerName, "--defect", defect)
@@ -132,24 +94,10 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Timeout:     *timeout,
 		FailOn:      failOn,
 		Identity:    identity(),
-		Progress: func(pr harness.Progress) {
-			mu.Lock()
-			if pr.Defect.ID == "" {
-				baseDone, total = max(pr.Elapsed, time.Nanosecond), pr.Total
-				mu.Unlock()
-				p.line("baseline done in %s; %d defects to run, %d at a time", roundDuration(pr.Elapsed), pr.Total, *jobs)
-				return
-			}
-			done, total = pr.Done, pr.Total
-			estimate(pr.Elapsed)
-			eta := left()
-			mu.Unlock()
-			p.line("%s %-18s %-9s %3d s   %s elapsed%s", counter(pr.Done, pr.Total), pr.Defect.ID, pr.Defect.Outcome,
-				pr.Defect.MS/1000, roundDuration(pr.Elapsed), eta)
-		},
+		Progress:    eta.step,
 	}
 	m, err := r.Run(ctx)
-	p.end()
+	eta.p.end()
 	if err != nil {
 		return err
 	}
@@ -261,4 +209,75 @@ func moduleRoot(dir string) string {
 // identity says who runs the harness, for every report.
 func identity() report.Identity {
 	return report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: sandbox.HostIdentity().UID}
+}
+
+// mutateETA prints the progress of a mutation run: a line per finished
+// defect, and on a terminal a status line with the time elapsed and an
+// estimate of the time left.
+type mutateETA struct {
+	p    *progress
+	jobs int
+
+	mu       sync.Mutex
+	start    time.Time
+	baseDone time.Duration // when the baseline finished (0: still running)
+	done     int
+	total    int
+	finish   time.Time // the estimated end, set at each defect's end
+}
+
+func newMutateETA(p *progress, jobs int) *mutateETA {
+	e := &mutateETA{p: p, jobs: jobs, start: time.Now(), total: -1}
+	p.keepStatus(e.status)
+	return e
+}
+
+// step records the baseline's or a defect's end and prints its line.
+func (e *mutateETA) step(pr harness.Progress) {
+	e.mu.Lock()
+	if pr.Defect.ID == "" {
+		e.baseDone, e.total = max(pr.Elapsed, time.Nanosecond), pr.Total
+		e.mu.Unlock()
+		e.p.line("baseline done in %s; %d defects to run, %d at a time", roundDuration(pr.Elapsed), pr.Total, e.jobs)
+		return
+	}
+	e.done, e.total = pr.Done, pr.Total
+	e.estimate(pr.Elapsed)
+	left := e.left()
+	e.mu.Unlock()
+	e.p.line("%s %-18s %-9s %3d s   %s elapsed%s", counter(pr.Done, pr.Total), pr.Defect.ID, pr.Defect.Outcome,
+		pr.Defect.MS/1000, roundDuration(pr.Elapsed), left)
+}
+
+// status is the status line's text.
+func (e *mutateETA) status() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	elapsed := roundDuration(time.Since(e.start))
+	if e.baseDone == 0 {
+		return fmt.Sprintf("mutate: baseline running, %s elapsed", elapsed)
+	}
+	return fmt.Sprintf("mutate: %d of %d defects done, %s elapsed%s", e.done, e.total, elapsed, e.left())
+}
+
+// estimate extrapolates the time left from the defects done so far; the
+// baseline's time is left out, since it runs alone before any defect.
+// The caller holds mu.
+func (e *mutateETA) estimate(elapsed time.Duration) {
+	e.finish = time.Time{}
+	if e.done > 0 && e.total > e.done {
+		e.finish = e.start.Add(elapsed + time.Duration(float64(elapsed-e.baseDone)/float64(e.done)*float64(e.total-e.done)))
+	}
+}
+
+// left words the estimate; between two defects it counts down rather
+// than grow with the wait. The caller holds mu.
+func (e *mutateETA) left() string {
+	switch {
+	case e.finish.IsZero():
+		return ""
+	case time.Until(e.finish) < time.Second:
+		return ", finishing"
+	}
+	return fmt.Sprintf(", about %s left", roundDuration(time.Until(e.finish)))
 }

@@ -129,83 +129,108 @@ func ParsePredictions(data []byte, u Universe) (*Predictions, error) {
 }
 
 func (p *Predictions) validate(u Universe) error {
-	checks, attacks := set(u.Checks), set(u.Attacks)
-	var errs []string
-	fail := func(line int, format string, args ...any) {
-		errs = append(errs, fmt.Sprintf("line %d: %s", line, fmt.Sprintf(format, args...)))
-	}
-	for a, lvl := range p.Baseline.Attacks {
-		if !attacks[a] {
-			errs = append(errs, fmt.Sprintf("baseline: unknown attack %q (known: %s)", a, strings.Join(u.Attacks, ", ")))
-		} else if lvl < 0 || lvl >= u.Levels {
-			errs = append(errs, fmt.Sprintf("baseline: %s: level %d out of 0..%d", a, lvl, u.Levels-1))
-		}
-	}
-	for _, a := range u.Attacks {
-		if _, ok := p.Baseline.Attacks[a]; !ok {
-			errs = append(errs, fmt.Sprintf("baseline: attack %s has no first stopping level", a))
-		}
-	}
+	v := &validator{u: u, checks: set(u.Checks), attacks: set(u.Attacks)}
+	v.baseline(p.Baseline)
 	seen := map[string]int{}
 	for _, d := range p.Defects {
 		if _, err := mutants.Lookup(d.ID.Value); err != nil {
-			fail(d.ID.Line, "unknown defect %q", d.ID.Value)
+			v.fail(d.ID.Line, "unknown defect %q", d.ID.Value)
 		}
 		if first, dup := seen[d.ID.Value]; dup {
-			fail(d.ID.Line, "defect %s is predicted twice (first on line %d)", d.ID.Value, first)
+			v.fail(d.ID.Line, "defect %s is predicted twice (first on line %d)", d.ID.Value, first)
 		}
 		seen[d.ID.Value] = d.ID.Line
-		dupCheck := map[string]bool{}
-		for _, c := range d.Checks {
-			if !checks[c.Value] {
-				fail(c.Line, "%s: unknown check %q", d.ID.Value, c.Value)
-			}
-			if dupCheck[c.Value] {
-				fail(c.Line, "%s: check %s listed twice", d.ID.Value, c.Value)
-			}
-			dupCheck[c.Value] = true
-		}
-		dupCell := map[string]bool{}
-		for _, c := range d.Attacks {
-			cell, lvl, ok := levelCell(c.Value)
-			switch {
-			case !ok:
-				fail(c.Line, "%s: %q is not an attack cell (want attack@L<level>)", d.ID.Value, c.Value)
-			case !attacks[cell.Attack]:
-				fail(c.Line, "%s: unknown attack %q", d.ID.Value, cell.Attack)
-			case lvl >= u.Levels:
-				fail(c.Line, "%s: level %d out of 0..%d", d.ID.Value, lvl, u.Levels-1)
-			case dupCell[c.Value]:
-				fail(c.Line, "%s: cell %s listed twice", d.ID.Value, c.Value)
-			}
-			dupCell[c.Value] = true
-		}
-		if k := d.Known; k != nil {
-			if k.Outcome == "" && len(k.Attacks) == 0 {
-				fail(d.ID.Line, "%s: a known divergence names an outcome, attack cells or both", d.ID.Value)
-			}
-			if k.Outcome != "" && !slices.Contains(verdict.KnownOutcomes, k.Outcome) {
-				fail(d.ID.Line, "%s: known outcome %q (want one of %s)", d.ID.Value, k.Outcome, knownOutcomeList())
-			}
-			for _, c := range k.Attacks {
-				if cell, _, ok := levelCell(c.Value); !ok || !attacks[cell.Attack] {
-					fail(c.Line, "%s: known %q is not an attack cell", d.ID.Value, c.Value)
-				}
-			}
-			if strings.TrimSpace(k.Why) == "" {
-				fail(d.ID.Line, "%s: a known divergence needs its reason (why)", d.ID.Value)
-			}
-		}
+		v.defect(d)
 	}
 	for _, d := range mutants.All {
 		if _, ok := seen[string(d.ID)]; !ok {
-			errs = append(errs, fmt.Sprintf("defect %s has no prediction", d.ID))
+			v.errs = append(v.errs, fmt.Sprintf("defect %s has no prediction", d.ID))
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("predictions: %s", strings.Join(errs, "; "))
+	if len(v.errs) > 0 {
+		return fmt.Errorf("predictions: %s", strings.Join(v.errs, "; "))
 	}
 	return nil
+}
+
+// validator collects every error of a predictions file, each naming its
+// line where it has one.
+type validator struct {
+	u               Universe
+	checks, attacks map[string]bool
+	errs            []string
+}
+
+func (v *validator) fail(line int, format string, args ...any) {
+	v.errs = append(v.errs, fmt.Sprintf("line %d: %s", line, fmt.Sprintf(format, args...)))
+}
+
+// baseline checks that every attack, and only known ones, has a first
+// stopping level in range.
+func (v *validator) baseline(b Baseline) {
+	for a, lvl := range b.Attacks {
+		if !v.attacks[a] {
+			v.errs = append(v.errs, fmt.Sprintf("baseline: unknown attack %q (known: %s)", a, strings.Join(v.u.Attacks, ", ")))
+		} else if lvl < 0 || lvl >= v.u.Levels {
+			v.errs = append(v.errs, fmt.Sprintf("baseline: %s: level %d out of 0..%d", a, lvl, v.u.Levels-1))
+		}
+	}
+	for _, a := range v.u.Attacks {
+		if _, ok := b.Attacks[a]; !ok {
+			v.errs = append(v.errs, fmt.Sprintf("baseline: attack %s has no first stopping level", a))
+		}
+	}
+}
+
+// defect checks one prediction's checks, cells and known divergence.
+func (v *validator) defect(d Prediction) {
+	id := d.ID.Value
+	dupCheck := map[string]bool{}
+	for _, c := range d.Checks {
+		if !v.checks[c.Value] {
+			v.fail(c.Line, "%s: unknown check %q", id, c.Value)
+		}
+		if dupCheck[c.Value] {
+			v.fail(c.Line, "%s: check %s listed twice", id, c.Value)
+		}
+		dupCheck[c.Value] = true
+	}
+	dupCell := map[string]bool{}
+	for _, c := range d.Attacks {
+		cell, lvl, ok := levelCell(c.Value)
+		switch {
+		case !ok:
+			v.fail(c.Line, "%s: %q is not an attack cell (want attack@L<level>)", id, c.Value)
+		case !v.attacks[cell.Attack]:
+			v.fail(c.Line, "%s: unknown attack %q", id, cell.Attack)
+		case lvl >= v.u.Levels:
+			v.fail(c.Line, "%s: level %d out of 0..%d", id, lvl, v.u.Levels-1)
+		case dupCell[c.Value]:
+			v.fail(c.Line, "%s: cell %s listed twice", id, c.Value)
+		}
+		dupCell[c.Value] = true
+	}
+	if d.Known != nil {
+		v.known(id, d.ID.Line, d.Known)
+	}
+}
+
+// known checks a known divergence: what it names, and that it says why.
+func (v *validator) known(id string, line int, k *Known) {
+	if k.Outcome == "" && len(k.Attacks) == 0 {
+		v.fail(line, "%s: a known divergence names an outcome, attack cells or both", id)
+	}
+	if k.Outcome != "" && !slices.Contains(verdict.KnownOutcomes, k.Outcome) {
+		v.fail(line, "%s: known outcome %q (want one of %s)", id, k.Outcome, knownOutcomeList())
+	}
+	for _, c := range k.Attacks {
+		if cell, _, ok := levelCell(c.Value); !ok || !v.attacks[cell.Attack] {
+			v.fail(c.Line, "%s: known %q is not an attack cell", id, c.Value)
+		}
+	}
+	if strings.TrimSpace(k.Why) == "" {
+		v.fail(line, "%s: a known divergence needs its reason (why)", id)
+	}
 }
 
 // Lookup returns the prediction for defect id.
