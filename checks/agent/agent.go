@@ -275,11 +275,11 @@ type clueKind int
 
 const (
 	clueOK        clueKind = iota // output, no sign of an error
-	clueEmpty                          // nothing at all
-	clueUndefined                      // NameError: name '…' is not defined
-	clueTooSlow                        // a time or CPU limit
-	clueMemory                         // out of memory
-	clueOther                          // another error the agent has no rule for
+	clueEmpty                     // nothing at all
+	clueUndefined                 // NameError: name '…' is not defined
+	clueTooSlow                   // a time or CPU limit
+	clueMemory                    // out of memory
+	clueOther                     // another error the agent has no rule for
 )
 
 // clue is one reply as the agent reads it.
