@@ -20,12 +20,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"sandboxlab/sandbox/procfs"
 )
 
 // ErrUnavailable is wrapped by New's error when there is neither a usable
@@ -533,7 +532,7 @@ func (g *Group) Close() error {
 
 // empty kills what is in the group until nothing is. On v2 cgroup.kill
 // kills the whole group at once, forks in flight included; otherwise each
-// listed process gets SIGKILL through a pidfd (never a recycled PID) and is
+// listed process gets SIGKILL through a pidfd (see killMembers) and is
 // waited for, and the listing repeats, since a process may fork while its
 // group is being killed (pids.max bounds how often).
 func (g *Group) empty(deadline time.Time) error {
@@ -555,12 +554,59 @@ func (g *Group) empty(deadline time.Time) error {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		var k procfs.Killer
-		for _, pid := range pids {
-			k.Kill(pid)
-		}
-		k.Wait(time.Until(deadline))
+		g.killMembers(pids, deadline)
 	}
+}
+
+// killMembers sends SIGKILL to each of pids that is still in the group
+// once a pidfd holds it, and waits until those have exited. It is
+// procfs.Killer plus that check, which makes a PID recycled since
+// cgroup.procs was read harmless: the pidfd then holds a process outside
+// the group (left alone) or one already gone (the signal fails).
+func (g *Group) killMembers(pids []int, deadline time.Time) {
+	var fds []int
+	for _, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue
+		}
+		if g.holds(pid) && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+			fds = append(fds, fd)
+		} else {
+			unix.Close(fd)
+		}
+	}
+	for _, fd := range fds {
+		// The pidfd turns readable when its process has exited (it may
+		// stay a zombie until its parent reaps it; it has left the group).
+		for {
+			left := time.Until(deadline)
+			if left <= 0 {
+				break
+			}
+			n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(left.Milliseconds())+1)
+			if err == unix.EINTR || (err == nil && n == 0) {
+				continue
+			}
+			break
+		}
+		unix.Close(fd)
+	}
+}
+
+// holds reports whether process pid is in the group, by its own
+// /proc/PID/cgroup (the group's name is unique to this run).
+func (g *Group) holds(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasSuffix(line, "/"+g.name) {
+			return true
+		}
+	}
+	return false
 }
 
 // removeWhenFree removes a group's directory, retrying while the kernel

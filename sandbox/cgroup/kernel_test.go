@@ -298,3 +298,21 @@ func TestGroupIsBelowCallersGroup(t *testing.T) {
 		assert.Check(t, found, "%s is not below any of the caller's groups %v", d, m.V1)
 	}
 }
+
+func TestKillSparesProcessesOutsideTheGroup(t *testing.T) {
+	g := kernelGroup(t, Config{})
+	// A PID that cgroup.procs listed may name another process by the time
+	// its pidfd is open; one outside the group must be left alone.
+	outside := exec.Command("/bin/sleep", "600")
+	assert.NilError(t, outside.Start())
+	defer func() { outside.Process.Kill(); outside.Wait() }()
+	inside := startInGroup(t, g, "/bin/sleep", "600")
+	assert.Check(t, !g.holds(outside.Process.Pid))
+	assert.Check(t, g.holds(inside.cmd.Process.Pid))
+
+	g.killMembers([]int{outside.Process.Pid, inside.cmd.Process.Pid}, time.Now().Add(5*time.Second))
+	assertKilled(t, inside.cmd.Wait())
+	st, err := procfs.Stat(outside.Process.Pid)
+	assert.NilError(t, err)
+	assert.Check(t, st.Alive(), "a process outside the group was killed")
+}
