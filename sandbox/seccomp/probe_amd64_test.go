@@ -14,6 +14,8 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 )
 
+func init() { helpers["probe"] = probeHelper }
+
 // A probe is one system call with arguments that make it fail harmlessly
 // once it reaches the kernel (NULL pointers, fd -1, invalid flags), and
 // the errno the filter must answer instead. The helper makes every probe

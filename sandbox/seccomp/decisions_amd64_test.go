@@ -3,13 +3,11 @@ package seccomp
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
-	"gotest.tools/v3/skip"
 )
 
 // The tests in this file run the program built by Build through an
@@ -111,14 +109,6 @@ func actionString(r uint32) string {
 		return "errno " + unix.ErrnoName(unix.Errno(r&unix.SECCOMP_RET_DATA))
 	}
 	return fmt.Sprintf("%#x", r)
-}
-
-func build(t *testing.T) []unix.SockFilter {
-	t.Helper()
-	skip.If(t, runtime.GOARCH != "amd64", "the filter has a table for amd64 only")
-	prog, err := Build()
-	assert.NilError(t, err)
-	return prog
 }
 
 // The calls denied whatever their arguments, and how.
@@ -345,16 +335,4 @@ func TestWellFormed(t *testing.T) {
 	again, err := Build()
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(prog, again), "Build is not deterministic")
-}
-
-func TestBuildFailsClosedElsewhere(t *testing.T) {
-	skip.If(t, runtime.GOARCH == "amd64")
-	_, err := Build()
-	assert.Check(t, is.ErrorIs(err, ErrUnsupported))
-}
-
-func TestInstallRefusesBadPrograms(t *testing.T) {
-	// Neither reaches a system call.
-	assert.Check(t, is.ErrorContains(Install(nil), "empty"))
-	assert.Check(t, is.ErrorContains(Install(make([]unix.SockFilter, unix.BPF_MAXINSNS+1)), "BPF_MAXINSNS"))
 }
