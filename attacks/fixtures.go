@@ -15,8 +15,13 @@ import (
 // real host files.
 type fixtures struct {
 	// root holds everything else (mode 0711: the program's identity may
-	// pass through but not list it). Session directories are made in it.
+	// pass through but not list it).
 	root string
+	// sessions is where the cell's sessions are made, a directory of
+	// their own below root, listable as /tmp is (mode 0755, the
+	// harness's): at L5 the directory holding a session is covered, so
+	// that sibling sessions are out of sight.
+	sessions string
 
 	// home is a fake home directory with a fake SSH key and a .bashrc,
 	// owned by the program's host identity as a user's home belongs to the
@@ -72,6 +77,7 @@ func makeFixtures(tempDir string) (f *fixtures, err error) {
 	}
 	f = &fixtures{
 		root:           root,
+		sessions:       filepath.Join(root, "sessions"),
 		home:           filepath.Join(root, "home"),
 		appDir:         filepath.Join(root, "app"),
 		keySecret:      randomHex(24),
@@ -113,6 +119,12 @@ func makeFixtures(tempDir string) (f *fixtures, err error) {
 			return nil, fmt.Errorf("making fixture %s: %w", o.path, err)
 		}
 	}
+	if err := os.Mkdir(f.sessions, 0o755); err == nil {
+		err = os.Chmod(f.sessions, 0o755) // the umask may have cut it
+	}
+	if err != nil {
+		return nil, fmt.Errorf("making the sessions' directory: %w", err)
+	}
 	if err := os.WriteFile(f.hostSecret, []byte(f.hostSecretData), 0o600); err != nil {
 		return nil, fmt.Errorf("making host secret: %w", err)
 	}
@@ -122,16 +134,12 @@ func makeFixtures(tempDir string) (f *fixtures, err error) {
 }
 
 // checkReachable makes sure the program's host identity can pass through
-// every directory above the cells' fixtures (tempDir, default
-// os.TempDir()). When the harness runs as root, that identity is another
+// every directory above the cells' fixtures (tempDir). When the harness runs as root, that identity is another
 // user, and a TMPDIR under /root (mode 0700) would stop every attack for
 // the wrong reason.
 func checkReachable(tempDir string) error {
 	if !sandbox.HostRoot() {
 		return nil // the program runs as the harness's own user
-	}
-	if tempDir == "" {
-		tempDir = os.TempDir()
 	}
 	dir, err := filepath.Abs(tempDir)
 	if err != nil {

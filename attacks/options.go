@@ -20,7 +20,7 @@ type Options struct {
 	// Progress, when set, is called after each cell with its verdict.
 	Progress func(report.Cell)
 	// TempDir is where each cell's fixture directory is made (default
-	// os.TempDir()). The program's host identity must be able to pass
+	// evidence.FixtureRoot()). The program's host identity must be able to pass
 	// through it.
 	TempDir string
 }

@@ -31,6 +31,7 @@ import (
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 )
 
 // Check is one promise check.
@@ -134,7 +135,13 @@ func (c *Check) Run(ctx context.Context, tb TestingT, out *report.Check) {
 		*out = report.Check{ID: c.ID, Promise: c.Promise, Level: c.Level, Passed: !t.failed,
 			Evidence: t.verdictText(), MS: time.Since(start).Milliseconds()}
 	}()
-	root, err := os.MkdirTemp("", "sandboxlab-check-")
+	// Fixtures go where a user's files would be, not in a scratch
+	// directory that L5 makes private (see evidence.FixtureRoot).
+	base, err := evidence.FixtureRoot()
+	var root string
+	if err == nil {
+		root, err = os.MkdirTemp(base, "sandboxlab-check-")
+	}
 	if err == nil {
 		t.Cleanup(func() { os.RemoveAll(root) })
 		err = os.Chmod(root, 0o711)

@@ -39,7 +39,7 @@ func TimeLimits(d time.Duration) func(*sandbox.Policy) {
 // session makes a session below the check's root, closed after the check.
 func (t *T) session(p sandbox.Policy, quota int64) *sandbox.Session {
 	t.Helper()
-	s, err := sandbox.NewSession(sandbox.Options{Policy: p, Root: t.Root(), Quota: quota})
+	s, err := sandbox.NewSession(sandbox.Options{Policy: p, Root: t.sessionsDir(), Quota: quota})
 	assert.NilError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -81,6 +81,17 @@ func (t *T) tagged() string {
 
 // alive counts the live processes tagged with tok.
 func alive(tok string) int { return len(procfs.WithArg(tok)) }
+
+// sessionsDir is where the check's sessions are made: a directory of
+// their own, since at L5 the directory holding a session is covered
+// (sibling sessions stay out of sight) and the fixtures must not be.
+func (t *T) sessionsDir() string {
+	t.Helper()
+	dir := filepath.Join(t.Root(), "sessions")
+	assert.NilError(t, os.MkdirAll(dir, 0o711))
+	assert.NilError(t, os.Chmod(dir, 0o711))
+	return dir
+}
 
 // ownedDir makes a directory below the root that belongs to the program's
 // host identity, as the user's own files belong to the user running the

@@ -43,6 +43,12 @@ const (
 	NoMountHide     ID = "no_mount_hide"
 	CapsKept        ID = "caps_kept"
 	QuotaIgnored    ID = "quota_ignored"
+
+	// Beyond the course: L5 keeps its promise.
+	RunShared          ID = "run_shared"
+	IPCShared          ID = "ipc_shared"
+	SessionParentBound ID = "session_parent_bound"
+	KeyringInherited   ID = "keyring_inherited"
 )
 
 // Defect describes one planted defect.
@@ -86,6 +92,10 @@ var All = []Defect{
 	{NoMountHide, "the chosen paths are not hidden", "sandbox/init.go"},
 	{CapsKept, "the capability bounding set and capabilities are kept", "sandbox/init.go"},
 	{QuotaIgnored, "the session's disk quota is never checked", "sandbox/session.go"},
+	{RunShared, "/run is left shared with the host (as for its resolver configuration): its sockets and writable directories are the host's", "sandbox/run.go"},
+	{IPCShared, "no IPC namespace: System V objects and POSIX message queues the program makes stay on the host", "sandbox/run.go"},
+	{SessionParentBound, "the directory holding the sessions is bound back instead of the session's own, so sibling sessions are in sight", "sandbox/private.go"},
+	{KeyringInherited, "the program keeps the harness's session keyring and can read its keys", "sandbox/init.go"},
 }
 
 // ErrUnknown is returned for an id that names no defect.

@@ -42,6 +42,13 @@ type initConfig struct {
 	MountProc bool `json:"mount_proc,omitempty"`
 	// Hide lists paths to cover (see Filesystem.Hide).
 	Hide []string `json:"hide,omitempty"`
+	// Private lists directories to cover with a private tmpfs, and Session
+	// is the session's directory, bound back in at its path (see
+	// Filesystem.Private).
+	Private []string `json:"private,omitempty"`
+	Session string   `json:"session,omitempty"`
+	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
+	FreshKeyring bool `json:"fresh_keyring,omitempty"`
 	// DropCaps drops every capability (see Filesystem.DropCapabilities).
 	DropCaps bool `json:"drop_caps,omitempty"`
 	// Rlimits are set last, just before exec.
@@ -95,6 +102,16 @@ func runInit(config string, argv []string) error {
 			if err := hide(path); err != nil {
 				return fmt.Errorf("setup: %w", err)
 			}
+		}
+	}
+	if len(cfg.Private) > 0 {
+		if err := makePrivate(cfg.Private, cfg.Session); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	if cfg.FreshKeyring && !mutants.On(mutants.KeyringInherited) {
+		if err := joinFreshKeyring(); err != nil {
+			return fmt.Errorf("setup: %w", err)
 		}
 	}
 	if cfg.DropCaps && !mutants.On(mutants.CapsKept) {

@@ -111,13 +111,34 @@ type Network struct {
 	Isolate bool
 }
 
-// Filesystem is the L5 layer.
+// Filesystem is the L5 layer: what the program can see and leave behind
+// of the host, whom it shares kernel objects with, and what privileges it
+// holds.
 type Filesystem struct {
 	// Hide lists host paths the program must not see: a directory is
 	// covered by an empty tmpfs, a file by /dev/null, in the program's own
 	// mount namespace. The host's files are untouched and writes into them
 	// go nowhere. Paths that do not exist are skipped.
 	Hide []string
+	// Private lists the host's scratch directories (L5: DefaultPrivate:
+	// /tmp, /var/tmp, /dev/shm, /run and /dev/mqueue) that the program gets
+	// an empty, private tmpfs over: what it writes there goes nowhere on the
+	// host and is gone after the run, the host's sockets and files there are
+	// out of its reach, and so are other sessions' directories. The
+	// session's own directory is bound back in at its path; when it does
+	// not lie below one of these, its parent directory is covered too, so
+	// that sibling sessions stay out of sight wherever Options.Root is.
+	// Directories that do not exist are skipped.
+	Private []string
+	// OwnIPC gives the program an IPC namespace (System V shared memory,
+	// message queues and semaphores, POSIX message queues) and a UTS
+	// namespace (host name) of its own: nothing it makes there outlives the
+	// run or is seen by anyone else.
+	OwnIPC bool
+	// FreshKeyring gives the program a new, empty session keyring instead
+	// of the one it would inherit from the harness, with whatever keys the
+	// harness's session holds.
+	FreshKeyring bool
 	// DropCapabilities empties the capability bounding set and every
 	// capability set, sets no_new_privs, and forbids new user namespaces, so
 	// that "root" in the sandbox cannot mount, and cannot get capabilities
@@ -165,7 +186,7 @@ func Preset(n int) (Policy, error) {
 		p.Network = Network{Isolate: true}
 	}
 	if n >= 5 {
-		p.Filesystem = Filesystem{Hide: DefaultHidden(), DropCapabilities: true}
+		p.Filesystem = Filesystem{Hide: DefaultHidden(), Private: DefaultPrivate(), OwnIPC: true, FreshKeyring: true, DropCapabilities: true}
 	}
 	return p, nil
 }
@@ -187,6 +208,13 @@ func DefaultHidden() []string {
 		paths = append(paths, h)
 	}
 	return paths
+}
+
+// DefaultPrivate is the L5 preset's list of scratch directories made
+// private: the places any user may write on a Linux host (and where host
+// services keep their sockets).
+func DefaultPrivate() []string {
+	return []string{"/tmp", "/var/tmp", "/dev/shm", "/run", "/dev/mqueue"}
 }
 
 // Validate reports the first thing wrong with p, wrapped in ErrInvalidPolicy.
@@ -220,6 +248,11 @@ func (p Policy) Validate() error {
 			return bad("hidden path %q: want an absolute path other than /", h)
 		}
 	}
+	for _, d := range p.Filesystem.Private {
+		if !filepath.IsAbs(d) || filepath.Clean(d) == "/" {
+			return bad("private directory %q: want an absolute path other than /", d)
+		}
+	}
 	return nil
 }
 
@@ -236,7 +269,9 @@ func (p Policy) TimeLimit() time.Duration {
 // userNS reports whether the policy needs a user namespace: every layer
 // from L3 up is built inside one.
 func (p Policy) userNS() bool {
-	return p.Processes.Namespace || p.Network.Isolate || len(p.Filesystem.Hide) > 0 || p.Filesystem.DropCapabilities
+	f := p.Filesystem
+	return p.Processes.Namespace || p.Network.Isolate || len(f.Hide) > 0 || len(f.Private) > 0 ||
+		f.OwnIPC || f.FreshKeyring || f.DropCapabilities
 }
 
 // rlimit is one resource limit the init sets before it execs the program.

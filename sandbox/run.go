@@ -260,7 +260,7 @@ func environment(p Policy, c Command, dir string) []string {
 func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes) (*exec.Cmd, error) {
 	l := hostLaunch(p)
 	if p.userNS() {
-		l.addNamespaces(p)
+		l.addNamespaces(p, dir)
 	}
 	return l.command(c, environment(p, c, dir), cwd, ps)
 }
@@ -301,8 +301,9 @@ func hostLaunch(p Policy) launch {
 }
 
 // addNamespaces puts the program into a user namespace and the other
-// namespaces p asks for, with what the init must do in them.
-func (l *launch) addNamespaces(p Policy) {
+// namespaces p asks for, with what the init must do in them. dir is the
+// session's directory.
+func (l *launch) addNamespaces(p Policy, dir string) {
 	l.attr.Cloneflags = syscall.CLONE_NEWUSER
 	if p.Processes.Namespace && !mutants.On(mutants.NoPIDNS) {
 		l.attr.Cloneflags |= syscall.CLONE_NEWPID
@@ -311,9 +312,17 @@ func (l *launch) addNamespaces(p Policy) {
 	if p.Network.Isolate && !mutants.On(mutants.NoNetNS) {
 		l.attr.Cloneflags |= syscall.CLONE_NEWNET
 	}
+	if p.Filesystem.OwnIPC && !mutants.On(mutants.IPCShared) {
+		l.attr.Cloneflags |= syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	}
 	l.cfg.Hide = p.Filesystem.Hide
+	l.cfg.Private = privateDirs(p.Filesystem.Private)
+	if len(l.cfg.Private) > 0 {
+		l.cfg.Session = dir
+	}
+	l.cfg.FreshKeyring = p.Filesystem.FreshKeyring
 	l.cfg.DropCaps = p.Filesystem.DropCapabilities
-	if l.cfg.MountProc || len(l.cfg.Hide) > 0 {
+	if l.cfg.MountProc || len(l.cfg.Hide) > 0 || len(l.cfg.Private) > 0 {
 		l.attr.Cloneflags |= syscall.CLONE_NEWNS
 		l.cfg.PrivateMounts = true
 	}
@@ -353,9 +362,25 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 	return cmd, nil
 }
 
+// privateDirs are the scratch directories the init makes private.
+func privateDirs(dirs []string) []string {
+	if !mutants.On(mutants.RunShared) {
+		return dirs
+	}
+	// The defect: /run is left shared, as a sandbox does when a program
+	// needs the host's resolver configuration or a service's socket there.
+	var out []string
+	for _, d := range dirs {
+		if !within(d, "/run") {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // needsInit reports whether there is anything for an init to do.
 func (l launch) needsInit() bool {
-	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps
+	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps || l.cfg.FreshKeyring
 }
 
 // nsHint says what usually lies behind the kernel's refusal to make a
