@@ -2,6 +2,9 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os/exec"
 	"time"
 )
 
@@ -19,8 +22,12 @@ const (
 	ReasonMemory Reason = "memory"
 	// ReasonProcesses: stopped for having too many processes.
 	ReasonProcesses Reason = "processes"
-	// ReasonRefused: not started; Result.Message says why.
+	// ReasonRefused: not started; Result.Message says why (the quota is
+	// full, the isolation the policy asks for cannot be had, the program
+	// cannot be executed).
 	ReasonRefused Reason = "refused"
+	// ReasonNotFound: not started, because the program does not exist.
+	ReasonNotFound Reason = "not_found"
 	// ReasonSignal: killed by a signal for any other reason (also when the
 	// caller cancelled the run).
 	ReasonSignal Reason = "signal"
@@ -68,6 +75,18 @@ type FileInfo struct {
 	Size int64 `json:"size"`
 	// Type is "file", "dir", "link" or "other".
 	Type string `json:"type"`
+}
+
+// NotRun describes a run that never started because of err, as Session.Run
+// or a caller's own lookup of the program reported it: not_found when the
+// program does not exist, refused otherwise, with err as the message. It
+// lets a caller that promises one Result per request keep that promise.
+func NotRun(p Policy, err error) *Result {
+	r := &Result{Level: p.Level, Reason: ReasonRefused, ExitCode: -1, Message: err.Error()}
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+		r.Reason = ReasonNotFound
+	}
+	return r
 }
 
 type resultJSON struct {

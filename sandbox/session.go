@@ -34,6 +34,12 @@ type Options struct {
 	// session directory: named sandboxlab-session-*, mode 0700, owned by
 	// the program's identity.
 	Dir string
+	// Keep makes a session that outlives this process ('sandboxlab session
+	// new'): the janitor (CollectGarbage) never removes it; Close does.
+	// Otherwise the session belongs to this process, and once the process
+	// is gone without closing it, the next one to make a session in the
+	// same Root removes it.
+	Keep bool
 }
 
 // Session is one conversation's sandbox: a private directory that lives
@@ -44,6 +50,7 @@ type Session struct {
 	root   string
 	quota  int64
 	id     Identity
+	keep   bool
 
 	mu     sync.Mutex
 	dir    string
@@ -56,7 +63,7 @@ func NewSession(opts Options) (*Session, error) {
 	if err := opts.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Session{policy: opts.Policy, root: opts.Root, quota: opts.Quota, id: HostIdentity()}
+	s := &Session{policy: opts.Policy, root: opts.Root, quota: opts.Quota, id: HostIdentity(), keep: opts.Keep}
 	if s.root == "" {
 		s.root = os.TempDir()
 	}
@@ -70,6 +77,7 @@ func NewSession(opts Options) (*Session, error) {
 		s.dir = opts.Dir
 		return s, nil
 	}
+	collectOnce(s.root)
 	dir, err := s.makeDir()
 	if err != nil {
 		return nil, err
@@ -111,6 +119,10 @@ func (s *Session) makeDir() (string, error) {
 	if err := os.Chown(dir, s.id.UID, s.id.GID); err != nil {
 		os.Remove(dir)
 		return "", fmt.Errorf("handing session directory %s to uid %d: %w", dir, s.id.UID, err)
+	}
+	if err := writeOwner(dir, s.keep); err != nil {
+		os.Remove(dir)
+		return "", err
 	}
 	return dir, nil
 }
@@ -219,7 +231,13 @@ func (s *Session) Close() error {
 	if mutants.On(mutants.WorkdirKept) {
 		return nil
 	}
-	return removeAll(s.dir)
+	if err := removeAll(s.dir); err != nil {
+		return err
+	}
+	if err := os.Remove(s.dir + ownerSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing the session's owner record: %w", err)
+	}
+	return nil
 }
 
 // removeAll removes dir even when the program left directories without

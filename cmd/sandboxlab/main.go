@@ -20,6 +20,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report/verdict"
+	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/reexec"
 )
 
@@ -43,6 +44,8 @@ func main() {
 	// Whatever descriptors the shell or CI left open without close-on-exec
 	// are not the sandbox's to pass on, not even at L0.
 	unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	// The sessions of a sandboxlab killed before it could close them.
+	sandbox.CollectGarbage("")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

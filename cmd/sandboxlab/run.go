@@ -25,9 +25,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("run", "[--level N] [--json] [--session DIR] -- CMD [ARGS]",
 		"Runs CMD under the level's policy and reports how it ended. Without --json it prints the\n"+
 			"program's output and a status line, and exits with the program's status (128+signal when\n"+
-			"it was killed, 125 when the sandbox refused or failed to run it, 127 when CMD is not found).\n"+
-			"With --json it prints the Result as one JSON object and exits 0 whenever the run took place.", stderr)
-	level := fs.Int("level", 5, "isolation level `N`, 0 (bare) to 5 (filesystem and capabilities)")
+			"it was killed, 125 when the sandbox refused or failed to run it, 126 when CMD cannot be\n"+
+			"executed, 127 when it is not found).\n\n"+
+			"With --json it prints one JSON object whatever happens, and exits 0 whenever the run took\n"+
+			"place (else 125, 126 or 127 as above). Its fields: level; reason (exited, timeout, cpu,\n"+
+			"memory, processes, signal, refused, not_found); message (why it was refused or not found);\n"+
+			"exit_code (-1 when a signal ended it or it never ran); signal; timed_out; oom; stdout and\n"+
+			"stderr (at most the level's budget of characters, the middle cut with a marker);\n"+
+			"stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the program wrote);\n"+
+			"wall_ms, cpu_ms; files (the session directory afterwards: name, size, type) and\n"+
+			"files_truncated.\n\n"+levelHelp, stderr)
+	level := fs.Int("level", 5, "isolation level `N`, 0 (bare) to 5 (see above)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	sessionDir := fs.String("session", "", "run in the session directory `DIR` made by 'sandboxlab session new' (kept afterwards)")
 	defect := defectFlag(fs)
@@ -44,27 +52,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usagef("--level: %v", err)
 	}
-	path, err := exec.LookPath(fs.Arg(0))
-	if err != nil {
-		return failWith(verdict.ExitRunNotFound, err)
-	}
-	s, err := openSession(policy, *sessionDir)
-	if err != nil {
-		return failWith(verdict.ExitRunRefused, err)
-	}
-	res, err := s.Run(ctx, sandbox.Command{Path: path, Args: fs.Args()[1:]})
-	if *sessionDir == "" {
-		if cerr := s.Close(); err == nil && cerr != nil {
-			err = cerr
+	res, err := runOnce(ctx, policy, *sessionDir, fs.Args())
+	if res == nil {
+		// Nothing ran: the program was not found or could not start, or
+		// the sandbox refused. JSON still gets its object.
+		if *asJSON {
+			writeJSON(stdout, sandbox.NotRun(policy, err))
 		}
-	}
-	if err != nil && res == nil {
 		return failWith(startFailure(err), err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(res)
+		writeJSON(stdout, res)
 		if err != nil {
 			fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
 		}
@@ -77,6 +75,45 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	io.WriteString(stderr, res.Stderr)
 	fmt.Fprintln(stderr, statusLine(res))
 	return exit(exitStatus(res))
+}
+
+// levelHelp says what each level adds, for --help.
+const levelHelp = `levels (each adds to the one below):
+  0  bare: a 4 s watchdog
+  1  limits: wall 1.5 s, CPU 2 s/3 s, 256 MiB address space, 10 MiB files, 64 files,
+     output cap, leftovers swept, the whole tree killed on timeout
+  2  env and cwd: environment scrubbed, a private 0700 session directory
+  3  processes: own PID namespace and /proc, at most 16 processes
+  4  network: no network at all, not even loopback
+  5  filesystem and capabilities: chosen paths hidden; private /tmp, /var/tmp, /dev/shm and
+     /run (nothing written there reaches the host; host sockets and other sessions out of
+     sight); own IPC and UTS namespaces; a fresh session keyring; no capabilities`
+
+// runOnce runs args in a fresh session (closed afterwards) or in the
+// session dir. A nil Result means nothing ran, and err says why.
+func runOnce(ctx context.Context, policy sandbox.Policy, dir string, args []string) (*sandbox.Result, error) {
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		return nil, err
+	}
+	s, err := openSession(policy, dir)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Run(ctx, sandbox.Command{Path: path, Args: args[1:]})
+	if dir == "" {
+		if cerr := s.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	return res, err
+}
+
+// writeJSON prints r as one indented JSON object.
+func writeJSON(w io.Writer, r *sandbox.Result) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(r)
 }
 
 // statusLine sums a result up in one line for people.
@@ -129,7 +166,7 @@ func startFailure(err error) int {
 	switch {
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return verdict.ExitRunRefused
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, exec.ErrNotFound):
 		return verdict.ExitRunNotFound
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
 		return verdict.ExitRunNoExec

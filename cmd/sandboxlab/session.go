@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register(command{name: "session", summary: "make or remove a session directory that several runs share", run: sessionCmd})
+	register(command{name: "session", summary: "make, remove or garbage-collect session directories that several runs share", run: sessionCmd})
 	register(command{name: "files", summary: "list, read, write or delete files of a session through the file API", run: filesCmd})
 }
 
@@ -30,15 +30,27 @@ func openSession(policy sandbox.Policy, dir string) (*sandbox.Session, error) {
 }
 
 func sessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("session", "new | rm DIR",
+	fs := newFlags("session", "new | rm DIR | gc [--root DIR]",
 		"'new' makes a session directory and prints its path; pass it to 'run --session' and\n"+
-			"'files --session'. 'rm' closes the session: it removes the directory and everything in it.", stderr)
+			"'files --session'. It is kept until 'rm' closes it: 'rm' removes the directory and\n"+
+			"everything in it. 'gc' removes the session directories in --root whose owner (the\n"+
+			"process that made them, recorded in DIR.owner) has ended without closing them, and prints\n"+
+			"them; every sandboxlab command does that for $TMPDIR quietly at start, and so does every\n"+
+			"new session for its own root. Kept sessions and directories this program did not make\n"+
+			"are never removed.", stderr)
+	root := fs.String("root", "", "for gc: the `DIR` holding the sessions (default $TMPDIR or /tmp)")
 	if stop, err := parseFlags(fs, args); stop {
 		return err
 	}
 	switch {
+	case fs.NArg() == 1 && fs.Arg(0) == "gc":
+		removed, err := sandbox.CollectGarbage(*root)
+		for _, dir := range removed {
+			fmt.Fprintln(stdout, dir)
+		}
+		return err
 	case fs.NArg() == 1 && fs.Arg(0) == "new":
-		s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(0)})
+		s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(0), Keep: true})
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,10 @@ type Proc struct {
 	Comm string
 	// State is the one-letter state from /proc/N/stat ("R", "S", "Z", ...).
 	State byte
+	// Start is when the process started, in clock ticks after boot: with
+	// the PID it names one process for good, since a PID is reused only
+	// by a process that starts later.
+	Start uint64
 }
 
 // Alive reports whether the process can still run: a zombie or a dead
@@ -69,7 +73,7 @@ func parseStat(pid int, b []byte) (Proc, error) {
 		return Proc{}, os.ErrInvalid
 	}
 	f := strings.Fields(string(b[i+2:]))
-	if len(f) < 4 || len(f[0]) != 1 {
+	if len(f) < 20 || len(f[0]) != 1 {
 		return Proc{}, os.ErrInvalid
 	}
 	p := Proc{PID: pid, State: f[0][0]}
@@ -84,6 +88,10 @@ func parseStat(pid int, b []byte) (Proc, error) {
 		return Proc{}, err
 	}
 	if p.SID, err = strconv.Atoi(f[3]); err != nil {
+		return Proc{}, err
+	}
+	// starttime is field 22 of the line, the 20th after the comm.
+	if p.Start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
 		return Proc{}, err
 	}
 	return p, nil

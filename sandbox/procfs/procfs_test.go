@@ -10,9 +10,11 @@ import (
 )
 
 func TestParseStatCommWithParens(t *testing.T) {
-	p, err := parseStat(42, []byte("42 (a) b (c) S 7 8 9 34816 0 -1"))
+	// A real line's shape: starttime is field 22 (here 123456).
+	line := "42 (a) b (c) S 7 8 9 34816 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 123456 1000 100"
+	p, err := parseStat(42, []byte(line))
 	assert.NilError(t, err)
-	assert.DeepEqual(t, p, Proc{PID: 42, PPID: 7, PGID: 8, SID: 9, State: 'S', Comm: "a) b (c"})
+	assert.DeepEqual(t, p, Proc{PID: 42, PPID: 7, PGID: 8, SID: 9, State: 'S', Comm: "a) b (c", Start: 123456})
 }
 
 func TestParseStatRejectsGarbage(t *testing.T) {
