@@ -47,6 +47,8 @@ var order = []string{
 	"exfiltrate",
 	"read_ssh_key", "plant_in_home", "privileged_mount",
 	"file_api_symlink",
+	// The hardening suite.
+	"leave_host_state", "read_other_session", "host_socket", "steal_keyring",
 }
 
 // attack is one attack's state in one cell: what its program is given

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
@@ -25,9 +26,9 @@ type isolation struct {
 	// the program; both have the namespaces, working directory and
 	// environment the program gets).
 	seen bool
-	// ownPID, ownNet, ownMount and ownUser: it had a namespace of that
-	// kind of its own, not the host's.
-	ownPID, ownNet, ownMount, ownUser bool
+	// ownPID, ownNet, ownMount, ownUser and ownIPC: it had a namespace
+	// of that kind of its own, not the host's.
+	ownPID, ownNet, ownMount, ownUser, ownIPC bool
 	// cwd is its working directory.
 	cwd string
 	// envHasKey: the fake API key was in its environment.
@@ -41,7 +42,16 @@ type isolation struct {
 	// homeCovered: something was mounted over the fake home in its mount
 	// namespace.
 	homeCovered bool
+	// privateTmp lists the scratch directories (Filesystem.Private) with
+	// a tmpfs of its own over them in its mount namespace.
+	privateTmp []string
+	// sessionsCovered: the directory holding the cell's sessions had a
+	// tmpfs of its own over it, with the program's session bound back.
+	sessionsCovered bool
 }
+
+// private reports whether the program had a private tmpfs over dir.
+func (iso *isolation) private(dir string) bool { return slices.Contains(iso.privateTmp, dir) }
 
 // observeLimit bounds the search for the program.
 const observeLimit = time.Second
@@ -130,18 +140,19 @@ func (e *env) readProcess(pid int) {
 		its, err2 := os.Readlink(dir + "ns/" + kind)
 		return mine != its, err1 == nil && err2 == nil
 	}
-	var ok [4]bool
+	var ok [5]bool
 	iso.ownPID, ok[0] = own("pid")
 	iso.ownNet, ok[1] = own("net")
 	iso.ownMount, ok[2] = own("mnt")
 	iso.ownUser, ok[3] = own("user")
+	iso.ownIPC, ok[4] = own("ipc")
 	cwd, err1 := os.Readlink(dir + "cwd")
 	environ, err2 := os.ReadFile(dir + "environ")
-	if ok != [4]bool{true, true, true, true} || err1 != nil || err2 != nil || !e.stillRuns(pid) {
+	if ok != [5]bool{true, true, true, true, true} || err1 != nil || err2 != nil || !e.stillRuns(pid) {
 		return
 	}
 	e.iso.seen = true
-	e.iso.ownPID, e.iso.ownNet, e.iso.ownMount, e.iso.ownUser = iso.ownPID, iso.ownNet, iso.ownMount, iso.ownUser
+	e.iso.ownPID, e.iso.ownNet, e.iso.ownMount, e.iso.ownUser, e.iso.ownIPC = iso.ownPID, iso.ownNet, iso.ownMount, iso.ownUser, iso.ownIPC
 	e.iso.cwd = cwd
 	e.iso.envHasKey = bytes.Contains(environ, []byte(apiKeyVar+"="+e.fx.apiKey))
 }
@@ -157,6 +168,14 @@ func (e *env) readProgram(pid int) {
 	e.iso.capEff = status.Hex("CapEff")
 	e.iso.capBnd = status.Hex("CapBnd")
 	e.iso.homeCovered = evidence.MountedOn(mounts, e.fx.home)
+	e.iso.privateTmp = nil
+	host, _ := evidence.Mountinfo(os.Getpid())
+	for _, d := range sandbox.DefaultPrivate() {
+		if evidence.PrivateTmpfs(mounts, host, d) {
+			e.iso.privateTmp = append(e.iso.privateTmp, d)
+		}
+	}
+	e.iso.sessionsCovered = evidence.PrivateTmpfs(mounts, host, e.fx.sessions)
 }
 
 // stillRuns reports whether pid is still a live process of the run, so
@@ -175,6 +194,7 @@ func (e *env) fillFromPolicy() {
 		e.iso.ownNet = p.Network.Isolate
 		e.iso.ownMount = p.Processes.Namespace || len(p.Filesystem.Hide) > 0
 		e.iso.ownUser = p.Processes.Namespace || p.Network.Isolate || len(p.Filesystem.Hide) > 0 || p.Filesystem.DropCapabilities
+		e.iso.ownIPC = p.Filesystem.OwnIPC
 		e.iso.cwd = e.fx.appDir
 		if p.Workspace.Private {
 			e.iso.cwd = e.session.Dir()
@@ -187,5 +207,7 @@ func (e *env) fillFromPolicy() {
 			e.iso.capBnd = ^uint64(0)
 		}
 		e.iso.homeCovered = slices.Contains(p.Filesystem.Hide, e.fx.home)
+		e.iso.privateTmp = p.Filesystem.Private
+		e.iso.sessionsCovered = len(p.Filesystem.Private) > 0
 	}
 }

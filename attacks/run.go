@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,13 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 	if _, err := os.Stat(evidence.Python); err != nil {
 		return nil, fmt.Errorf("the attack programs need %s: %w", evidence.Python, err)
 	}
+	if opts.TempDir == "" {
+		// Fixtures go where a user's files would be, not in a scratch
+		// directory that L5 makes private (see evidence.FixtureRoot).
+		if opts.TempDir, err = evidence.FixtureRoot(); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkReachable(opts.TempDir); err != nil {
 		return nil, err
 	}
@@ -55,7 +63,8 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			cell, err := runCell(ctx, a, level, opts.TempDir)
+			var cell report.Cell
+			onOwnThread(func() { cell, err = runCell(ctx, a, level, opts.TempDir) })
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", report.Cell{Attack: a.id, Level: level}.Name(), err)
 			}
@@ -67,6 +76,20 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 	}
 	rep.Summarize()
 	return rep, nil
+}
+
+// onOwnThread runs f on a goroutine locked to an OS thread of its own,
+// which ends with it. An attack may change that thread's credentials for
+// the run it forks from there (steal_keyring gives it a session keyring
+// with a canary key), and nothing of that reaches the next cell.
+func onOwnThread(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		f()
+	}()
+	<-done
 }
 
 // env is one cell in progress, as every attack may use it: the level's
@@ -139,7 +162,7 @@ func (e *env) run(ctx context.Context, s *spec, a attack) (verdict, error) {
 		e.policy.Filesystem.Hide = append(slices.Clone(e.policy.Filesystem.Hide), e.fx.home)
 	}
 	var err error
-	e.session, err = sandbox.NewSession(sandbox.Options{Policy: e.policy, Root: e.fx.root})
+	e.session, err = sandbox.NewSession(sandbox.Options{Policy: e.policy, Root: e.fx.sessions})
 	if err != nil {
 		return verdict{}, fmt.Errorf("opening session: %w", err)
 	}

@@ -29,4 +29,9 @@ var All = []*Check{
 	diskQuota,
 	toolWording,
 	toolErrors,
+	// The hardening suite.
+	noHostState,
+	sessionsApart,
+	noHostSockets,
+	freshKeyring,
 }

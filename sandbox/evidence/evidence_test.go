@@ -72,9 +72,14 @@ func TestMountinfo(t *testing.T) {
 		"36 35 0:52 / /tmp rw,relatime shared:1 - tmpfs sandboxlab-attack-1-ab rw,size=1024k\n" +
 		"\n"))
 	assert.DeepEqual(t, mounts, []Mount{
-		{Point: "/proc", Type: "proc", Source: "proc"},
-		{Point: "/tmp", Type: "tmpfs", Source: "sandboxlab-attack-1-ab"},
+		{Point: "/proc", Type: "proc", Source: "proc", Dev: "0:21"},
+		{Point: "/tmp", Type: "tmpfs", Source: "sandboxlab-attack-1-ab", Dev: "0:52"},
 	})
+	// A private tmpfs is one the host does not have on that point.
+	host := ParseMountinfo([]byte("22 1 0:21 / /proc rw - proc proc rw\n30 1 0:30 / /tmp rw - tmpfs tmpfs rw\n"))
+	assert.Check(t, PrivateTmpfs(mounts, host, "/tmp"))
+	assert.Check(t, !PrivateTmpfs(host, host, "/tmp"), "the host's own tmpfs is not private")
+	assert.Check(t, !PrivateTmpfs(mounts, host, "/proc"), "not a tmpfs")
 	m, ok := FindMount(mounts, "tmpfs", "sandboxlab-attack-1-ab")
 	assert.Check(t, ok)
 	assert.Check(t, is.Equal(m.Point, "/tmp"))

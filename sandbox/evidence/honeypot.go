@@ -3,17 +3,19 @@ package evidence
 import (
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
 
-// Honeypot is a TCP listener on a random port of 127.0.0.1 that records
-// what reaches it: the connections, the bytes and the first of them. It
-// listens on loopback only: a program needs no traffic beyond loopback to
-// prove it has a way out. Its owner starts it, hands its port to the
-// program, and closes it once no process of the program is left.
+// Honeypot is a listener that records what reaches it: the connections,
+// the bytes and the first of them. It listens on a random port of
+// 127.0.0.1 (a program needs no traffic beyond loopback to prove it has a
+// way out) or on a Unix socket the harness made, standing in for a host
+// service. Its owner starts it, hands its address to the program, and
+// closes it once no process of the program is left.
 type Honeypot struct {
-	ln      *net.TCPListener
+	ln      deadlineListener
 	loop    sync.WaitGroup
 	readers sync.WaitGroup
 
@@ -32,25 +34,50 @@ const (
 	honeypotSample = 64
 )
 
+// deadlineListener is a listener whose Accept can be given a deadline.
+type deadlineListener interface {
+	net.Listener
+	SetDeadline(time.Time) error
+}
+
 // StartHoneypot starts a honeypot on a random loopback port.
 func StartHoneypot() (*Honeypot, error) {
 	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		return nil, fmt.Errorf("starting honeypot: %w", err)
 	}
+	return serve(ln), nil
+}
+
+// StartUnixHoneypot starts a honeypot on a Unix socket at path, which
+// anyone may connect to (mode 0666), as a host service's socket often is.
+// Close removes the socket.
+func StartUnixHoneypot(path string) (*Honeypot, error) {
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("starting honeypot on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("starting honeypot on %s: %w", path, err)
+	}
+	return serve(ln), nil
+}
+
+func serve(ln deadlineListener) *Honeypot {
 	h := &Honeypot{ln: ln}
 	h.loop.Add(1)
 	go h.accept()
-	return h, nil
+	return h
 }
 
-// Port is the port the honeypot listens on.
+// Port is the port a TCP honeypot listens on.
 func (h *Honeypot) Port() int { return h.ln.Addr().(*net.TCPAddr).Port }
 
 func (h *Honeypot) accept() {
 	defer h.loop.Done()
 	for {
-		c, err := h.ln.AcceptTCP()
+		c, err := h.ln.Accept()
 		if err != nil {
 			return // closed, or the deadline set by Close passed
 		}
@@ -62,7 +89,7 @@ func (h *Honeypot) accept() {
 	}
 }
 
-func (h *Honeypot) read(c *net.TCPConn) {
+func (h *Honeypot) read(c net.Conn) {
 	defer h.readers.Done()
 	defer c.Close()
 	c.SetReadDeadline(time.Now().Add(honeypotReadLimit))

@@ -83,6 +83,8 @@ type Mount struct {
 	Point  string
 	Type   string
 	Source string
+	// Dev is the filesystem's device ("0:44"): every tmpfs has its own.
+	Dev string
 }
 
 // ParseMountinfo parses mountinfo text.
@@ -95,7 +97,7 @@ func ParseMountinfo(text []byte) []Mount {
 		}
 		var m Mount
 		if len(f) > 4 {
-			m.Point = f[4]
+			m.Dev, m.Point = f[2], f[4]
 		}
 		if _, after, ok := strings.Cut(line, " - "); ok {
 			if a := strings.Fields(after); len(a) >= 2 {
@@ -124,6 +126,31 @@ func FindMount(mounts []Mount, fstype, source string) (Mount, bool) {
 		}
 	}
 	return Mount{}, false
+}
+
+// Top returns the topmost mount on point (the one a path there resolves
+// to), and false when nothing is mounted there.
+func Top(mounts []Mount, point string) (Mount, bool) {
+	var top Mount
+	found := false
+	for _, m := range mounts {
+		if m.Point == point {
+			top, found = m, true
+		}
+	}
+	return top, found
+}
+
+// PrivateTmpfs reports whether, in the mounts a program sees, point is
+// covered by a tmpfs that is not the host's (the harness's own mounts):
+// one made for it alone.
+func PrivateTmpfs(program, host []Mount, point string) bool {
+	m, ok := Top(program, point)
+	if !ok || m.Type != "tmpfs" {
+		return false
+	}
+	h, ok := Top(host, point)
+	return !ok || h.Dev != m.Dev
 }
 
 // MountedOn reports whether something is mounted on point.
