@@ -18,6 +18,7 @@ func TestSessionFromTheShell(t *testing.T) {
 	res := run(t, nil, "session", "new")
 	res.Assert(t, icmd.Success)
 	dir := strings.TrimSpace(res.Stdout())
+	defer os.Remove(dir + ".owner")
 	defer os.RemoveAll(dir)
 
 	in := filepath.Join(t.TempDir(), "in.txt")
