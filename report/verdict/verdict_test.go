@@ -2,6 +2,8 @@ package verdict
 
 import (
 	"errors"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -109,4 +111,14 @@ func TestSuiteLevels(t *testing.T) {
 	assert.Check(t, Hardening.In(nil), "no selection selects every suite")
 	assert.Check(t, !Hardening.In([]Suite{Course}))
 	assert.Check(t, Suite("").In([]Suite{Course}))
+}
+
+// TestVocabularyIsStandardLibraryOnly: the sandbox library links this
+// package (a planted defect's suite), so it may link nothing else.
+func TestVocabularyIsStandardLibraryOnly(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	assert.NilError(t, err, "go list needs the go command on PATH")
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(strings.Fields(string(out)), []string{"sandboxlab/report/verdict"}))
 }
