@@ -170,6 +170,24 @@ const (
 	FailOnNever FailOn = "never"
 )
 
+// Decide returns the gate of a run, or of one suite's share of it, under
+// the policy: a broken baseline fails it; then escape fails it on an
+// unexpected escape, any on any unexpected result, never on nothing.
+func (f FailOn) Decide(baselineOK bool, unexpected, unexpectedEscapes int) Gate {
+	fails := !baselineOK
+	switch f {
+	case FailOnNever:
+	case FailOnAny:
+		fails = fails || unexpected > 0
+	default:
+		fails = fails || unexpectedEscapes > 0
+	}
+	if fails {
+		return Fail
+	}
+	return Pass
+}
+
 // ParseFailOn checks a --fail-on value.
 func ParseFailOn(s string) (FailOn, error) {
 	switch f := FailOn(s); f {

@@ -122,3 +122,23 @@ func TestVocabularyIsStandardLibraryOnly(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(strings.Fields(string(out)), []string{"sandboxlab/report/verdict"}))
 }
+
+func TestDecide(t *testing.T) {
+	for _, tc := range []struct {
+		failOn              FailOn
+		ok                  bool
+		unexpected, escapes int
+		want                Gate
+	}{
+		{FailOnEscape, true, 0, 0, Pass},
+		{FailOnEscape, true, 2, 0, Pass},
+		{FailOnEscape, true, 2, 1, Fail},
+		{FailOnEscape, false, 0, 0, Fail},
+		{FailOnAny, true, 1, 0, Fail},
+		{FailOnAny, true, 0, 0, Pass},
+		{FailOnNever, true, 3, 3, Pass},
+		{FailOnNever, false, 0, 0, Fail},
+	} {
+		assert.Check(t, is.Equal(tc.failOn.Decide(tc.ok, tc.unexpected, tc.escapes), tc.want), "%+v", tc)
+	}
+}
