@@ -37,7 +37,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	ids := splitList(*only)
-	list, err := checks.Select(ids)
+	list, err := checks.Select(ids, nil)
 	if err != nil {
 		return usagef("--only: %v", err)
 	}
