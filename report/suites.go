@@ -104,12 +104,10 @@ func (a *Attacks) InSuite(s verdict.Suite) *Attacks {
 	if a.Expected != nil {
 		out.Expected = map[string]int{}
 	}
-	in := map[string]bool{}
 	for _, at := range a.Attacks {
 		if a.SuiteOf(at) != s {
 			continue
 		}
-		in[at] = true
 		out.Attacks = append(out.Attacks, at)
 		if a.Suites != nil {
 			out.Suites[at] = a.Suites[at]
@@ -127,7 +125,7 @@ func (a *Attacks) InSuite(s verdict.Suite) *Attacks {
 		}
 	}
 	for _, c := range a.Cells {
-		if in[c.Attack] && s.HasLevel(c.Level) {
+		if a.SuiteOf(c.Attack) == s && s.HasLevel(c.Level) {
 			out.Cells = append(out.Cells, c)
 		}
 	}

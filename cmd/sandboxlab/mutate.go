@@ -85,8 +85,8 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	eta := newMutateETA(out.progress(stderr), *jobs)
 	r := &harness.Runner{
-		Worker: func(ctx context.Context, defect string) *exec.Cmd {
-			return reexec.CommandContext(ctx, workerName, "--defect", defect)
+		Worker: func(ctx context.Context, defect string, suites []verdict.Suite) *exec.Cmd {
+			return reexec.CommandContext(ctx, workerName, "--defect", defect, "--suite", verdict.SuiteList(suites))
 		},
 		Predictions: preds,
 		Only:        splitList(*only),
@@ -115,11 +115,25 @@ func loadPredictions(file string) (*harness.Predictions, error) {
 		}
 		name = file
 	}
-	preds, err := harness.ParsePredictions(data, harness.Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels})
+	preds, err := harness.ParsePredictions(data, universe())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return preds, nil
+}
+
+// universe is what a predictions file may name: every check and attack
+// with its suite, and every planted defect.
+func universe() harness.Universe {
+	u := harness.Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels,
+		CheckSuites: map[string]verdict.Suite{}, AttackSuites: map[string]verdict.Suite{}}
+	for _, c := range checks.All {
+		u.CheckSuites[c.ID] = c.Suite
+	}
+	for _, a := range attacks.All() {
+		u.AttackSuites[a.ID] = a.Suite
+	}
+	return u
 }
 
 // defaultJobs is one worker more than there are cores: a worker spends
