@@ -12,7 +12,8 @@
 //     it, and how to make a fresh state for each cell), and implements
 //     judge on it, with setup, args, watch or beforeRun/afterRun when it
 //     needs them (see attack);
-//   - its id goes in order, the matrix's row order, below.
+//   - its id goes in its suite's row order below (courseRows for the
+//     course's, hardeningRows for any other), which gives it its suite.
 //
 // What every attack may use is the cell's env: the policy, the token that
 // tags its processes, the shared fixtures, the session, what the host saw
@@ -22,25 +23,47 @@
 // fixtures, the observer, the matrix runner) lives in the other files;
 // what the host can see of a program comes from sandbox/evidence.
 //
-// The package imports the sandbox, sandbox/evidence and report; never the
-// checks, and never the harness.
+// The package imports the sandbox, sandbox/evidence and report (with its
+// vocabulary, report/verdict, here named vocab: verdict is a judge's
+// decision in this package); never the checks, and never the harness.
 package attacks
 
 import (
 	"embed"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
+	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox/procfs"
 )
 
 //go:embed programs/*.py
 var programs embed.FS
 
-// order is the matrix's row order: the README's table, grouped by the first
-// level that stops each attack.
-var order = []string{
+// order is the matrix's row order: the course's attacks, then the
+// hardening suite's. The suite of an attack is that of its row order.
+var order = slices.Concat(courseRows, hardeningRows)
+
+// hardeningRows is the hardening suite's row order, below the course's.
+var hardeningRows = []string{}
+
+// rowSuite returns the suite whose row order lists id, and false when
+// none does.
+func rowSuite(id string) (vocab.Suite, bool) {
+	switch {
+	case slices.Contains(courseRows, id):
+		return vocab.Course, true
+	case slices.Contains(hardeningRows, id):
+		return vocab.Hardening, true
+	}
+	return "", false
+}
+
+// courseRows is the course's row order: the README's table, grouped by
+// the first level that stops each attack.
+var courseRows = []string{
 	"runaway_loop", "memory_hog", "output_flood", "disk_filler", "fd_hoarder", "lingering_child",
 	"env_secrets", "app_dir_overwrite",
 	"fork_bomb", "detached_daemon", "host_process_snoop",
@@ -98,6 +121,9 @@ type spec struct {
 	new func() attack
 	// source is the program, from programs/<id>.py (set by register).
 	source string
+	// suite is the suite whose row order lists the attack (set by
+	// register). It runs only at the levels its suite has.
+	suite vocab.Suite
 }
 
 // verdict is a judge's decision on one cell.
@@ -127,6 +153,11 @@ func register(s spec) {
 	if s.new == nil {
 		panic("attacks: " + s.id + " registered without new")
 	}
+	suite, listed := rowSuite(s.id)
+	if !listed {
+		panic("attacks: " + s.id + " is in no suite's row order (courseRows, hardeningRows)")
+	}
+	s.suite = suite
 	src, err := programs.ReadFile("programs/" + s.id + ".py")
 	if err != nil {
 		panic("attacks: " + s.id + " has no program: " + err.Error())
@@ -143,14 +174,18 @@ type Info struct {
 	Escapes string `json:"escapes"`
 	// FirstStop is the first level that stops it on the correct sandbox.
 	FirstStop int `json:"first_stop"`
+	// Suite is the suite it belongs to: it runs at the levels the suite
+	// has, and judges the suite's defects.
+	Suite vocab.Suite `json:"suite"`
 }
 
-// All describes every attack, in matrix order.
+// All describes every attack, in matrix order: the course's, then the
+// hardening suite's.
 func All() []Info {
 	out := make([]Info, 0, len(order))
 	for _, id := range order {
 		a := registry[id]
-		out = append(out, Info{ID: a.id, Escapes: a.escapes, FirstStop: a.firstStop})
+		out = append(out, Info{ID: a.id, Escapes: a.escapes, FirstStop: a.firstStop, Suite: a.suite})
 	}
 	return out
 }

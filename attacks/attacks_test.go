@@ -15,6 +15,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"sandboxlab/report"
+	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/procfs"
 )
@@ -39,8 +40,19 @@ func TestRegistryFollowsDesign(t *testing.T) {
 		ids = append(ids, row.id)
 		assert.Check(t, is.Equal(Baseline()[row.id], row.firstStop), row.id)
 	}
-	assert.DeepEqual(t, IDs(), ids)
-	assert.Check(t, is.Len(registry, len(ids)))
+	assert.DeepEqual(t, courseRows, ids)
+	assert.DeepEqual(t, IDs()[:len(ids)], ids)
+	assert.Check(t, is.Len(registry, len(IDs())), "every registered attack has a row")
+
+	// Every attack has its row order's suite, the course's first.
+	for i, a := range All() {
+		want := vocab.Course
+		if i >= len(courseRows) {
+			want = vocab.Hardening
+		}
+		assert.Check(t, is.Equal(a.Suite, want), a.ID)
+	}
+	ids = IDs() // the programs of every suite
 
 	// One program per attack, and no program without an attack.
 	files, err := fs.Glob(programs, "programs/*")
@@ -81,6 +93,36 @@ func TestParseLevels(t *testing.T) {
 	}
 }
 
+// TestSuiteSelection: --suite picks the attacks, --only must name
+// attacks of the suites picked, and each attack runs at its suite's
+// levels only.
+func TestSuiteSelection(t *testing.T) {
+	course := []vocab.Suite{vocab.Course}
+	n, err := Options{Suites: course}.Cells()
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(n, len(courseRows)*vocab.CourseLevels), "the course's matrix is L0–L5 whatever else the sandbox has")
+	n, err = Options{Suites: []vocab.Suite{vocab.Hardening}}.Cells()
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(n, len(hardeningRows)*sandbox.Levels))
+	n, err = Options{}.Cells()
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(n, len(courseRows)*vocab.CourseLevels+len(hardeningRows)*sandbox.Levels))
+	n, err = Options{Only: []string{"exfiltrate"}, Levels: []int{4, 5}, Suites: course}.Cells()
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(n, 2))
+
+	_, err = Options{Only: []string{"exfiltrate"}, Suites: []vocab.Suite{vocab.Hardening}}.Cells()
+	assert.Check(t, errors.Is(err, ErrUsage))
+	assert.Check(t, is.ErrorContains(err, "attack exfiltrate is in the course suite, which is not selected (suites: hardening)"))
+
+	// A suite's level range, with a made-up attack of the hardening
+	// suite: it runs at every level, a course attack only up to L5.
+	a, h := &spec{suite: vocab.Course}, &spec{suite: vocab.Hardening}
+	levels := []int{0, 3, 5, 6, 7}
+	assert.Check(t, is.DeepEqual(a.levels(levels), []int{0, 3, 5}))
+	assert.Check(t, is.DeepEqual(h.levels(levels), levels))
+}
+
 func TestParseOnly(t *testing.T) {
 	got, err := ParseOnly("fork_bomb, exfiltrate")
 	assert.NilError(t, err)
@@ -101,7 +143,7 @@ const escapedCell = "escaped"
 // wantMatrix is the matrix of the correct sandbox: each attack escapes
 // below the first level that stops it and is stopped there and above, by
 // the mechanism named.
-var wantMatrix = map[string][sandbox.Levels]string{
+var wantMatrix = map[string][vocab.CourseLevels]string{
 	"runaway_loop":       rowFrom(1, "wall clock"),
 	"memory_hog":         rowFrom(1, "address-space limit"),
 	"output_flood":       rowFrom(1, "output cap"),
@@ -120,8 +162,8 @@ var wantMatrix = map[string][sandbox.Levels]string{
 	"file_api_symlink":   rowFrom(0, "file API: link refused"),
 }
 
-func rowFrom(first int, mechanism string) [sandbox.Levels]string {
-	var row [sandbox.Levels]string
+func rowFrom(first int, mechanism string) [vocab.CourseLevels]string {
+	var row [vocab.CourseLevels]string
 	for l := range row {
 		row[l] = escapedCell
 		if l >= first {
@@ -142,8 +184,9 @@ func testTempDir(t *testing.T) string {
 	return dir
 }
 
-// TestMatrix runs all 96 cells on the correct sandbox and pins every
-// verdict and mechanism, then checks that nothing an attack made is left.
+// TestMatrix runs all 96 cells of the course's matrix on the correct
+// sandbox and pins every verdict and mechanism, then checks that nothing
+// an attack made is left.
 func TestMatrix(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole matrix (about 20 s): skipped with -short")
@@ -151,12 +194,13 @@ func TestMatrix(t *testing.T) {
 	tmp := testTempDir(t)
 	sockets := openSockets()
 	var progress []string
-	rep, err := Run(context.Background(), Options{TempDir: tmp, Progress: func(c report.Cell) { progress = append(progress, c.Name()) }})
+	rep, err := Run(context.Background(), Options{TempDir: tmp, Suites: []vocab.Suite{vocab.Course},
+		Progress: func(c report.Cell) { progress = append(progress, c.Name()) }})
 	assert.NilError(t, err)
 
-	assert.DeepEqual(t, rep.Attacks, IDs())
+	assert.DeepEqual(t, rep.Attacks, courseRows)
 	assert.DeepEqual(t, rep.Levels, []int{0, 1, 2, 3, 4, 5})
-	assert.Check(t, is.Len(rep.Cells, len(IDs())*sandbox.Levels))
+	assert.Check(t, is.Len(rep.Cells, len(courseRows)*vocab.CourseLevels))
 	assert.Check(t, is.Len(progress, len(rep.Cells)))
 	assert.Check(t, is.Equal(rep.Identity.UID, os.Geteuid()))
 	assert.Check(t, is.Equal(rep.Identity.ProgramUID, sandbox.HostIdentity().UID))
@@ -176,8 +220,8 @@ func TestMatrix(t *testing.T) {
 	// On a busy machine the host may not always look in time; the
 	// verdicts above do not depend on it.
 	t.Logf("%d of %d stopped cells named their layer from the policy, not from what the host saw", unseen, len(rep.Cells)-len(rep.Escaped()))
-	for id, first := range Baseline() {
-		assert.Check(t, is.Equal(rep.FirstStopped[id], first), id)
+	for _, id := range courseRows {
+		assert.Check(t, is.Equal(rep.FirstStopped[id], Baseline()[id]), id)
 	}
 
 	assertNothingLeft(t, tmp)

@@ -8,14 +8,20 @@ import (
 	"strings"
 
 	"sandboxlab/report"
+	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 )
 
 // Options choose the part of the matrix to run.
 type Options struct {
-	// Only lists the attacks to run (nil: all), reported in matrix order.
+	// Only lists the attacks to run (nil: all of the suites), reported in
+	// matrix order.
 	Only []string
-	// Levels lists the levels to run (nil: 0 to 5), reported in ascending order.
+	// Suites lists the suites whose attacks run (nil: all).
+	Suites []vocab.Suite
+	// Levels lists the levels to run (nil: every level), reported in
+	// ascending order. Each attack runs at those its suite has: the
+	// course's at L0–L5 only.
 	Levels []int
 	// Progress, when set, is called after each cell with its verdict.
 	Progress func(report.Cell)
@@ -91,6 +97,28 @@ func ParseLevels(s string) ([]int, error) {
 	return levels, nil
 }
 
+// Cells returns how many cells opts select, or the error Run would give
+// for a bad selection.
+func (opts Options) Cells() (int, error) {
+	list, levels, err := opts.selection()
+	n := 0
+	for _, a := range list {
+		n += len(a.levels(levels))
+	}
+	return n, err
+}
+
+// levels returns those of levels that the attack's suite has.
+func (s *spec) levels(levels []int) []int {
+	var out []int
+	for _, l := range levels {
+		if s.suite.HasLevel(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // selection returns the attacks and levels opts ask for, in report order.
 func (opts Options) selection() ([]*spec, []int, error) {
 	want := map[string]bool{}
@@ -98,11 +126,14 @@ func (opts Options) selection() ([]*spec, []int, error) {
 		if !known(id) {
 			return nil, nil, fmt.Errorf("%w: unknown attack %q (known: %s)", ErrUsage, id, strings.Join(sortedIDs(), ", "))
 		}
+		if s := registry[id].suite; !s.In(opts.Suites) {
+			return nil, nil, fmt.Errorf("%w: attack %s is in the %s suite, which is not selected (suites: %s)", ErrUsage, id, s, vocab.SuiteList(opts.Suites))
+		}
 		want[id] = true
 	}
 	var list []*spec
 	for _, id := range order {
-		if len(want) == 0 || want[id] {
+		if registry[id].suite.In(opts.Suites) && (len(want) == 0 || want[id]) {
 			list = append(list, registry[id])
 		}
 	}

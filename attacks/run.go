@@ -13,6 +13,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
+	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
@@ -51,15 +52,26 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 	rep := &report.Attacks{
 		Identity: report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: sandbox.HostIdentity().UID},
 		Defect:   string(mutants.Active()),
-		Levels:   levels,
+		Levels:   []int{},
+		Suites:   map[string]vocab.Suite{},
 		Expected: map[string]int{},
 	}
+	run := map[int]bool{}
 	for _, a := range list {
 		rep.Attacks = append(rep.Attacks, a.id)
+		rep.Suites[a.id] = a.suite
 		rep.Expected[a.id] = a.firstStop
+		for _, l := range a.levels(levels) {
+			run[l] = true
+		}
+	}
+	for _, l := range levels {
+		if run[l] {
+			rep.Levels = append(rep.Levels, l)
+		}
 	}
 	for _, a := range list {
-		for _, level := range levels {
+		for _, level := range a.levels(levels) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

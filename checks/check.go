@@ -14,9 +14,11 @@
 // the Result the sandbox hands back — never from a program's word.
 //
 // A check is found by its id in one hop: <id>.go holds it, registry.go
-// lists them in order. The package imports the sandbox, sandbox/evidence
-// (what the host can see of a program) and report; never the attacks,
-// and never the harness, which runs the checks through a worker.
+// lists them in order, the course's first, then the hardening suite's.
+// The package imports the sandbox, sandbox/evidence (what the host can
+// see of a program) and report (with its vocabulary, report/verdict);
+// never the attacks, and never the harness, which runs the checks through
+// a worker.
 package checks
 
 import (
@@ -30,6 +32,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 )
@@ -43,6 +46,10 @@ type Check struct {
 	// Level is the preset the check's policy is derived from: the lowest
 	// level that holds the layer under test.
 	Level int
+	// Suite is the suite the check belongs to; a defect is judged by the
+	// checks of its own suite. The registry's list gives the course's
+	// theirs; a hardening check names it (Suite: verdict.Hardening).
+	Suite verdict.Suite
 	// Body runs the check. It fails through t (assert, poll) and says what
 	// it saw with t.Evidence.
 	Body func(t *T)
@@ -132,7 +139,7 @@ func (c *Check) Run(ctx context.Context, tb TestingT, out *report.Check) {
 		for i := len(t.cleanups) - 1; i >= 0; i-- {
 			t.cleanups[i]()
 		}
-		*out = report.Check{ID: c.ID, Promise: c.Promise, Level: c.Level, Passed: !t.failed,
+		*out = report.Check{ID: c.ID, Suite: c.Suite, Promise: c.Promise, Level: c.Level, Passed: !t.failed,
 			Evidence: t.verdictText(), MS: time.Since(start).Milliseconds()}
 	}()
 	// Fixtures go where a user's files would be, not in a scratch
@@ -187,8 +194,10 @@ func (recorder) Helper()    {}
 
 // Options select which checks RunAll runs.
 type Options struct {
-	// Only lists check ids to run (all when empty).
+	// Only lists check ids to run (all of the suites when empty).
 	Only []string
+	// Suites lists the suites whose checks run (all when empty).
+	Suites []verdict.Suite
 	// Progress, if set, is called after each check.
 	Progress func(report.Check)
 }
@@ -196,7 +205,7 @@ type Options struct {
 // RunAll runs the checks in order, each on a goroutine of its own, and
 // returns the report.
 func RunAll(ctx context.Context, opts Options) (*report.Checks, error) {
-	list, err := Select(opts.Only)
+	list, err := Select(opts.Only, opts.Suites)
 	if err != nil {
 		return nil, err
 	}
@@ -226,22 +235,24 @@ func RunAll(ctx context.Context, opts Options) (*report.Checks, error) {
 	return rep, nil
 }
 
-// Select returns the checks with the given ids in registry order (all
-// when ids is empty), or an error naming an unknown id.
-func Select(ids []string) ([]*Check, error) {
-	if len(ids) == 0 {
-		return All, nil
-	}
+// Select returns the checks of the given suites (all suites when none)
+// with the given ids (all of them when ids is empty), in registry order,
+// or an error naming an unknown id or a check of a suite not selected.
+func Select(ids []string, suites []verdict.Suite) ([]*Check, error) {
 	want := map[string]bool{}
 	for _, id := range ids {
-		if Lookup(id) == nil {
+		c := Lookup(id)
+		switch {
+		case c == nil:
 			return nil, fmt.Errorf("unknown check %q (known: %s)", id, strings.Join(IDs(), ", "))
+		case !c.Suite.In(suites):
+			return nil, fmt.Errorf("check %s is in the %s suite, which is not selected (suites: %s)", id, c.Suite, verdict.SuiteList(suites))
 		}
 		want[id] = true
 	}
-	var out []*Check
+	out := []*Check{}
 	for _, c := range All {
-		if want[c.ID] {
+		if c.Suite.In(suites) && (len(want) == 0 || want[c.ID]) {
 			out = append(out, c)
 		}
 	}

@@ -2,11 +2,15 @@ package checks
 
 import (
 	"context"
+	"slices"
 	"testing"
 
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/skip"
 
 	"sandboxlab/report"
+	"sandboxlab/report/verdict"
 )
 
 // TestChecks runs every promise check on the correct sandbox. Checks run
@@ -20,4 +24,57 @@ func TestChecks(t *testing.T) {
 			t.Logf("%s: %s (%d ms)", c.ID, out.Evidence, out.MS)
 		})
 	}
+}
+
+// TestRegistry: every check names its suite, the course's 26 first, in
+// the README's order; ids are unique.
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	count := map[verdict.Suite]int{}
+	for i, c := range All {
+		assert.Check(t, !seen[c.ID], "duplicate %s", c.ID)
+		seen[c.ID] = true
+		count[c.Suite]++
+		assert.Check(t, slices.Contains(verdict.Suites, c.Suite), "%s has suite %q", c.ID, c.Suite)
+		if i > 0 {
+			assert.Check(t, slices.Index(verdict.Suites, All[i-1].Suite) <= slices.Index(verdict.Suites, c.Suite),
+				"%s (%s) comes after %s (%s)", c.ID, c.Suite, All[i-1].ID, All[i-1].Suite)
+		}
+	}
+	assert.Check(t, is.Equal(count[verdict.Course], 26))
+	assert.Check(t, is.Equal(All[0].ID, "wall_timeout"))
+	assert.Check(t, is.Equal(All[25].ID, "tool_errors"))
+}
+
+func TestSelect(t *testing.T) {
+	ids := func(list []*Check) []string {
+		out := []string{}
+		for _, c := range list {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	all, err := Select(nil, nil)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(ids(all), IDs()))
+
+	course, err := Select(nil, []verdict.Suite{verdict.Course})
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(course, 26))
+
+	hardening, err := Select(nil, []verdict.Suite{verdict.Hardening})
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(hardening, len(All)-26))
+	for _, c := range hardening {
+		assert.Check(t, is.Equal(c.Suite, verdict.Hardening), c.ID)
+	}
+
+	some, err := Select([]string{"names_absolute", "exit_status"}, []verdict.Suite{verdict.Course})
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(ids(some), []string{"exit_status", "names_absolute"}), "registry order")
+
+	_, err = Select([]string{"exit_status"}, []verdict.Suite{verdict.Hardening})
+	assert.Check(t, is.ErrorContains(err, "check exit_status is in the course suite, which is not selected (suites: hardening)"))
+	_, err = Select([]string{"exit_statuss"}, nil)
+	assert.Check(t, is.ErrorContains(err, `unknown check "exit_statuss"`))
 }

@@ -1,8 +1,26 @@
 package checks
 
-// All lists the 26 promise checks in the order of the README. Each lives
-// in the file named after its id.
-var All = []*Check{
+import "sandboxlab/report/verdict"
+
+// All lists every promise check: the course's, then the hardening
+// suite's, each with its suite. Each lives in the file named after its
+// id.
+var All = append(inSuite(verdict.Course, course), hardening...)
+
+// hardening lists the checks beyond the course, in report order; each
+// names its suite (Suite: verdict.Hardening).
+var hardening = []*Check{}
+
+// inSuite gives each check of list the suite s.
+func inSuite(s verdict.Suite, list []*Check) []*Check {
+	for _, c := range list {
+		c.Suite = s
+	}
+	return list
+}
+
+// course lists the course's 26 promise checks in the order of the README.
+var course = []*Check{
 	wallTimeout,
 	timeoutFlag,
 	timeoutKillsTree,

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"sandboxlab/report/verdict"
 )
 
 // ID names one planted defect. The ids are stable: predictions.yaml and
 // every report use them.
 type ID string
 
-// The 29 planted defects. Each is consulted at exactly one kind of site,
+// The planted defects: the course's 29, then the hardening suite's. Each is consulted at exactly one kind of site,
 // named by Site in the registry.
 const (
 	FailOpen        ID = "fail_open"
@@ -59,10 +61,38 @@ type Defect struct {
 	// Site is the source file (relative to the module root) holding the
 	// planted site; the site itself is the expression mutants.On(ID) there.
 	Site string
+	// Suite is the suite the defect belongs to: its run is judged by that
+	// suite's checks and attacks only.
+	Suite verdict.Suite
 }
 
-// All lists every planted defect in a stable order.
-var All = []Defect{
+// All lists every planted defect in a stable order: the course's, then
+// the hardening suite's, each with its suite.
+var All = append(inSuite(verdict.Course, course), hardening...)
+
+// hardening lists the defects beyond the course, each naming its suite:
+//
+//	{ID: NoSeccomp, Summary: "...", Site: "sandbox/init.go", Suite: verdict.Hardening},
+var hardening = []Defect{}
+
+// planted is a defect without its suite: the list it is in gives it.
+type planted struct {
+	ID      ID
+	Summary string
+	Site    string
+}
+
+// inSuite gives each defect of list the suite s.
+func inSuite(s verdict.Suite, list []planted) []Defect {
+	out := make([]Defect, len(list))
+	for i, p := range list {
+		out[i] = Defect{ID: p.ID, Summary: p.Summary, Site: p.Site, Suite: s}
+	}
+	return out
+}
+
+// course lists the course's 29 planted defects, in the course's order.
+var course = []planted{
 	{FailOpen, "when a namespace cannot be created, the program runs without it instead of being refused", "sandbox/run.go"},
 	{TimeoutHidden, "a run stopped at the wall-clock limit is reported with TimedOut false", "sandbox/run.go"},
 	{ExitCodeLost, "the program's exit status is reported as 0", "sandbox/run.go"},

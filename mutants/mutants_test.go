@@ -4,21 +4,34 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"sandboxlab/report/verdict"
 )
 
 func TestRegistry(t *testing.T) {
-	assert.Check(t, is.Len(All, 29))
 	seen := map[ID]bool{}
-	for _, d := range All {
+	count := map[verdict.Suite]int{}
+	for i, d := range All {
 		assert.Check(t, !seen[d.ID], "duplicate %s", d.ID)
 		seen[d.ID] = true
 		assert.Check(t, d.Summary != "", d.ID)
+		count[d.Suite]++
+		// Every defect names its suite, the course's come first.
+		assert.Check(t, slices.Contains(verdict.Suites, d.Suite), "%s has suite %q", d.ID, d.Suite)
+		if i > 0 {
+			assert.Check(t, slices.Index(verdict.Suites, All[i-1].Suite) <= slices.Index(verdict.Suites, d.Suite),
+				"%s (%s) comes after %s (%s)", d.ID, d.Suite, All[i-1].ID, All[i-1].Suite)
+		}
 	}
+	assert.Check(t, is.Equal(count[verdict.Course], 29), "the course has 29 defects")
+	assert.Check(t, is.Equal(All[0].ID, FailOpen))
+	assert.Check(t, is.Equal(All[28].ID, QuotaIgnored))
 }
 
 // TestEverySiteIsPlanted reads each defect's site file and finds the

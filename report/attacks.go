@@ -11,10 +11,24 @@ import (
 // Tables renders the attack matrix: one row per attack, one column per
 // level ("escaped" or the mechanism that stopped it), the first level that stops
 // each attack and, when known, the level expected to; then a line saying
-// who ran it and the evidence of every unexpected escape.
+// who ran it and the evidence of every unexpected escape. Each suite has
+// a matrix of its own, at the levels it has: the course's first, then
+// each other suite's under its name.
 func (a *Attacks) Tables(w io.Writer, md bool) error {
 	p := &printer{w: w, md: md}
-	a.matrix(p)
+	suites := a.suites()
+	if len(suites) == 0 {
+		suites = []verdict.Suite{verdict.Course}
+	}
+	for i, s := range suites {
+		if i > 0 {
+			p.printf("\n")
+		}
+		if !isCourse(s) {
+			p.heading(suiteWord(s) + " suite")
+		}
+		a.InSuite(s).matrix(p)
+	}
 	return p.err
 }
 

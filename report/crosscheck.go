@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"sandboxlab/report/verdict"
 )
 
 // CrossCheck reads the mutation report that --out wrote into dir
 // (mutate.json, mutate.txt, mutate.md, mutate.junit.xml) and checks that
 // the four files carry the same facts: the same defects with the same
 // outcomes, the same summary counts and gate, and JUnit counts that match
-// the summary. It returns every disagreement it finds, joined.
+// the summary, for each suite of the run. It returns every disagreement
+// it finds, joined.
 func CrossCheck(dir string) error {
 	read := func(f Format) ([]byte, error) {
 		return os.ReadFile(filepath.Join(dir, "mutate."+f.Ext()))
@@ -30,11 +34,15 @@ func CrossCheck(dir string) error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	// The JSON agrees with itself: its summary is its defects' tally.
-	tallied := m // a copy: Tally only sets its Summary
+	// The JSON agrees with itself: its summaries are its defects' tally.
+	tallied := m // a copy: Tally only sets the summaries
+	tallied.Suites = slices.Clone(m.Suites)
 	tallied.Tally()
 	if tallied.Summary != m.Summary {
 		fail("mutate.json: summary %+v, but its defects tally to %+v", m.Summary, tallied.Summary)
+	}
+	if err := crossCheckSuites(&m, tallied.Suites); err != nil {
+		fail("mutate.json: %w", err)
 	}
 
 	if x, err := read(JUnit); err != nil {
@@ -55,9 +63,48 @@ func CrossCheck(dir string) error {
 	return errors.Join(errs...)
 }
 
-// crossCheckJUnit checks the JUnit file against the model: one case for
-// the baseline and one per defect, each with the status DefectStatus
-// gives, and counts that add up and match the summary.
+// crossCheckSuites checks the JSON's gates and suites: the gate is the
+// one its policy gives, every defect's suite has an entry, each entry's
+// summary is its defects' tally and its gate the one its results give,
+// and the run's baseline and gate are those of its suites.
+func crossCheckSuites(m *Mutation, tallied []SuiteResult) error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if want := m.FailOn.Decide(m.Baseline.OK, m.Summary.Unexpected, m.Summary.UnexpectedEscapes); m.Gate != want {
+		fail("the gate is %s, but under --fail-on %s the run's results give %s", m.Gate, m.FailOn, want)
+	}
+	if len(m.Suites) == 0 {
+		return errors.Join(errs...) // a report from before suites
+	}
+	allOK, anyFails := true, false
+	for i, r := range m.Suites {
+		if r.Summary != tallied[i].Summary {
+			fail("suite %s: summary %+v, but its defects tally to %+v", r.Suite, r.Summary, tallied[i].Summary)
+		}
+		if want := m.FailOn.Decide(r.BaselineOK, r.Summary.Unexpected, r.Summary.UnexpectedEscapes); r.Gate != want {
+			fail("suite %s: the gate is %s, but under --fail-on %s its results give %s", r.Suite, r.Gate, m.FailOn, want)
+		}
+		allOK = allOK && r.BaselineOK
+		anyFails = anyFails || r.Gate == verdict.Fail
+	}
+	for _, d := range m.Defects {
+		if _, ok := m.SuiteResult(d.Suite.OrCourse()); !ok {
+			fail("defect %s is of suite %s, which has no entry in suites", d.ID, d.Suite.OrCourse())
+		}
+	}
+	if allOK != m.Baseline.OK {
+		fail("the baseline is %s, its suites' baselines say %s", yesNo(m.Baseline.OK, "ok", "broken"), yesNo(allOK, "ok", "broken"))
+	}
+	if anyFails != (m.Gate == verdict.Fail) {
+		fail("the gate is %s, but %s suite's gate fails", m.Gate, yesNo(anyFails, "a", "no"))
+	}
+	return errors.Join(errs...)
+}
+
+// crossCheckJUnit checks the JUnit file against the model: one test
+// suite per suite of the run, each with one case for its baseline and
+// one per defect, each with the status DefectStatus gives, and counts
+// that add up and match the suite's summary.
 func crossCheckJUnit(m *Mutation, data []byte) error {
 	var s TestSuites
 	if err := xml.Unmarshal(data, &s); err != nil {
@@ -65,10 +112,32 @@ func crossCheckJUnit(m *Mutation, data []byte) error {
 	}
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if len(s.Suites) != 1 {
-		return fmt.Errorf("want 1 testsuite, found %d", len(s.Suites))
+	parts := m.parts()
+	if len(s.Suites) != len(parts) {
+		return fmt.Errorf("want %d testsuite(s), one per suite of the run, found %d", len(parts), len(s.Suites))
 	}
-	suite := s.Suites[0]
+	var tests, failures, errCount, skipped int
+	for i, pt := range parts {
+		suite := s.Suites[i]
+		if want := junitName("mutate", pt.res.Suite); suite.Name != want {
+			fail("testsuite %d is named %q, want %q", i+1, suite.Name, want)
+		}
+		if err := crossCheckJUnitSuite(pt, suite); err != nil {
+			fail("testsuite %s: %w", suite.Name, err)
+		}
+		tests, failures, errCount, skipped = tests+suite.Tests, failures+suite.Failures, errCount+suite.Errors, skipped+suite.Skipped
+	}
+	if s.Tests != tests || s.Failures != failures || s.Errors != errCount || s.Skipped != skipped {
+		fail("testsuites counts differ from the sums of its testsuites'")
+	}
+	return errors.Join(errs...)
+}
+
+// crossCheckJUnitSuite checks one suite's test suite against its part of
+// the model.
+func crossCheckJUnitSuite(pt mutationPart, suite TestSuite) error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	status := map[string]string{}
 	counts := map[string]int{}
 	for _, c := range suite.Cases {
@@ -78,23 +147,20 @@ func crossCheckJUnit(m *Mutation, data []byte) error {
 		status[c.Name] = c.Status()
 		counts[c.Status()]++
 	}
-	if got, want := len(suite.Cases), len(m.Defects)+1; got != want {
-		fail("%d testcases, want %d (the baseline and %d defects)", got, want, len(m.Defects))
+	if got, want := len(suite.Cases), len(pt.defects)+1; got != want {
+		fail("%d testcases, want %d (the baseline and %d defects)", got, want, len(pt.defects))
 	}
 	if suite.Tests != len(suite.Cases) || suite.Failures != counts[StatusFailed] || suite.Errors != counts[StatusError] || suite.Skipped != counts[StatusSkipped] {
 		fail("testsuite says tests=%d failures=%d errors=%d skipped=%d, its testcases count %d, %d, %d, %d",
 			suite.Tests, suite.Failures, suite.Errors, suite.Skipped, len(suite.Cases), counts[StatusFailed], counts[StatusError], counts[StatusSkipped])
 	}
-	if s.Tests != suite.Tests || s.Failures != suite.Failures || s.Errors != suite.Errors || s.Skipped != suite.Skipped {
-		fail("testsuites counts differ from its one testsuite's")
-	}
-	wantBase := yesNo(m.Baseline.OK, StatusPassed, StatusFailed)
+	wantBase := yesNo(pt.res.BaselineOK, StatusPassed, StatusFailed)
 	if got, ok := status["baseline"]; !ok {
 		fail("no testcase for the baseline")
 	} else if got != wantBase {
-		fail("baseline testcase is %s, the JSON says the baseline is %s", got, yesNo(m.Baseline.OK, "ok", "broken"))
+		fail("baseline testcase is %s, the JSON says the baseline is %s", got, yesNo(pt.res.BaselineOK, "ok", "broken"))
 	}
-	for _, d := range m.Defects {
+	for _, d := range pt.defects {
 		got, ok := status[d.ID]
 		switch want := DefectStatus(d); {
 		case !ok:
@@ -107,52 +173,86 @@ func crossCheckJUnit(m *Mutation, data []byte) error {
 	// or errs (an error is a run with no verdict, counted as hung), and a
 	// broken baseline is one more failure.
 	brokenBase := 0
-	if !m.Baseline.OK {
+	if !pt.res.BaselineOK {
 		brokenBase = 1
 	}
-	if got, want := counts[StatusFailed]+counts[StatusError], m.Summary.Unexpected+brokenBase; got != want {
-		fail("%d failures and errors, the summary has %d defects with unexpected results", got, m.Summary.Unexpected)
+	sum := pt.res.Summary
+	if got, want := counts[StatusFailed]+counts[StatusError], sum.Unexpected+brokenBase; got != want {
+		fail("%d failures and errors, the summary has %d defects with unexpected results", got, sum.Unexpected)
 	}
-	if got, want := counts[StatusError], m.Summary.Hung; got != want {
+	if got, want := counts[StatusError], sum.Hung; got != want {
 		fail("%d errors, the summary has %d hung or failed runs", got, want)
 	}
 	return errors.Join(errs...)
 }
 
-// crossCheckTables finds the summary table and the per-defect table in a
-// text or markdown rendering and checks them against the model.
+// crossCheckTables finds each suite's summary table and per-defect table
+// in a text or markdown rendering, in order, and checks them against the
+// model.
 func crossCheckTables(m *Mutation, doc string, md bool) error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	tables := parseTables(doc, md)
-	summary, defects := findTable(tables, "defects"), findTable(tables, "defect")
-	if summary == nil {
+	summaries, defectTables := findTables(tables, "defects"), findTables(tables, "defect")
+	parts := m.parts()
+	if len(summaries) == 0 {
 		return errors.New("no summary table (one headed \"defects\")")
 	}
-	if h := summary[0]; strings.Join(h, "|") != strings.Join(summaryHeader, "|") {
-		fail("summary header %q, want %q", h, summaryHeader)
+	if len(summaries) != len(parts) {
+		fail("%d summary tables, want %d (one per suite of the run)", len(summaries), len(parts))
 	}
-	if len(summary) != 2 {
-		fail("summary table has %d rows, want 1", len(summary)-1)
-	} else {
-		s := m.Summary
-		want := []string{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), string(m.Gate)}
+	var withDefects []mutationPart
+	for i, pt := range parts {
+		if len(pt.defects) > 0 {
+			withDefects = append(withDefects, pt)
+		}
+		if i >= len(summaries) {
+			continue
+		}
+		summary := summaries[i]
+		if h := summary[0]; strings.Join(h, "|") != strings.Join(summaryHeader, "|") {
+			fail("summary header %q, want %q", h, summaryHeader)
+		}
+		if len(summary) != 2 {
+			fail("summary table has %d rows, want 1", len(summary)-1)
+			continue
+		}
+		s := pt.res.Summary
+		want := []string{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), string(pt.res.Gate)}
 		if got := summary[1]; strings.Join(got, "|") != strings.Join(want, "|") {
 			fail("summary row %q, the JSON says %q", got, want)
 		}
 	}
-	if len(m.Defects) == 0 {
-		if defects != nil {
+	if len(withDefects) == 0 {
+		if len(defectTables) > 0 {
 			fail("a per-defect table, but the JSON has no defects")
 		}
 		return errors.Join(errs...)
 	}
-	if defects == nil {
+	if len(defectTables) == 0 {
 		return errors.Join(append(errs, errors.New("no per-defect table (one headed \"defect\")"))...)
 	}
+	if len(defectTables) != len(withDefects) {
+		fail("%d per-defect tables, want %d (one per suite with defects)", len(defectTables), len(withDefects))
+	}
+	for i, pt := range withDefects {
+		if i < len(defectTables) {
+			if err := crossCheckDefectTable(pt.defects, defectTables[i]); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// crossCheckDefectTable checks one per-defect table against the defects
+// it should list.
+func crossCheckDefectTable(ds []Defect, defects [][]string) error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	col := indexOf(defects[0], "outcome")
 	if col < 0 {
-		return errors.Join(append(errs, errors.New("the per-defect table has no outcome column"))...)
+		return errors.New("the per-defect table has no outcome column")
 	}
 	outcome := map[string]string{}
 	var order []string
@@ -163,7 +263,7 @@ func crossCheckTables(m *Mutation, doc string, md bool) error {
 		}
 	}
 	var ids []string
-	for _, d := range m.Defects {
+	for _, d := range ds {
 		ids = append(ids, d.ID)
 		if got, ok := outcome[d.ID]; !ok {
 			fail("defect %s is missing from the per-defect table", d.ID)
@@ -254,12 +354,22 @@ func isAlignmentRow(cells []string) bool {
 
 // findTable returns the first table whose first header cell is first.
 func findTable(tables [][][]string, first string) [][]string {
-	for _, t := range tables {
-		if len(t) > 0 && len(t[0]) > 0 && t[0][0] == first {
-			return t
-		}
+	if ts := findTables(tables, first); len(ts) > 0 {
+		return ts[0]
 	}
 	return nil
+}
+
+// findTables returns every table whose first header cell is first, in
+// order.
+func findTables(tables [][][]string, first string) [][][]string {
+	var out [][][]string
+	for _, t := range tables {
+		if len(t) > 0 && len(t[0]) > 0 && t[0][0] == first {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func indexOf(cells []string, s string) int {

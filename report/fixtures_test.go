@@ -180,3 +180,102 @@ func fixtureExperiments() Experiments {
 		}, Finding: "With the CPU limit on, the tree-kill check finds 0 survivors and the defect passes; with it off, 2."},
 	}
 }
+
+// The two-suite fixtures: the course's members as above, each naming its
+// suite, and a made-up hardening suite (a vault that stays sealed) with
+// checks, attacks and defects of its own. The attack matrix runs one
+// level more than the course has, L6, which the course's matrix must not
+// show.
+
+func fixtureSuitesChecks() *Checks {
+	c := fixtureChecks()
+	for i := range c.Checks {
+		c.Checks[i].Suite = verdict.Course
+	}
+	c.Checks = append(c.Checks,
+		Check{ID: "vault_sealed", Suite: verdict.Hardening, Promise: "the vault stays sealed under load", Level: 6, Passed: true, Evidence: "the seal held for 40 tries", MS: 320},
+		Check{ID: "vault_logged", Suite: verdict.Hardening, Promise: "every try at the vault is logged", Level: 6, Passed: false, Evidence: "2 of 40 tries missing from the log", MS: 410},
+	)
+	c.Tally()
+	return c
+}
+
+// fixtureSuitesAttacks is the course's 16x6 matrix inside a run of L0–L6,
+// and two hardening attacks: vault_raid, stopped from L6 as expected, and
+// vault_tunnel, expected stopped from L3 and escaping at L5 when correct
+// is false.
+func fixtureSuitesAttacks(correct bool) *Attacks {
+	a := fixtureAttacks(true)
+	a.Levels = []int{0, 1, 2, 3, 4, 5, 6}
+	a.Suites = map[string]verdict.Suite{}
+	for _, at := range a.Attacks {
+		a.Suites[at] = verdict.Course
+	}
+	for i, h := range []struct {
+		id    string
+		first int
+		by    string
+	}{{"vault_raid", 6, "vault door"}, {"vault_tunnel", 3, "vault floor"}} {
+		a.Attacks = append(a.Attacks, h.id)
+		a.Suites[h.id] = verdict.Hardening
+		a.Expected[h.id] = h.first
+		for _, l := range a.Levels {
+			c := Cell{Attack: h.id, Level: l, MS: int64(500 + 10*i + l)}
+			if l < h.first || !correct && h.id == "vault_tunnel" && l == 5 {
+				c.Escaped, c.Evidence = true, "the vault's canary was read at L"+itoa(l)
+			} else {
+				c.StoppedBy, c.Evidence = h.by, "the canary is untouched"
+			}
+			a.Cells = append(a.Cells, c)
+		}
+	}
+	a.Summarize()
+	return a
+}
+
+// fixtureSuitesMutation is a run of both suites: the course's defects of
+// fixtureMutation (whose gate fails) and two hardening defects whose
+// results are predicted or known (its gate holds).
+func fixtureSuitesMutation() *Mutation {
+	m := fixtureMutation()
+	checks := fixtureSuitesChecks()
+	checks.Checks[1].Passed, checks.Checks[1].Evidence = true, "a run stopped at 1.5 s has TimedOut true"
+	checks.Checks[5].Passed, checks.Checks[5].Evidence = true, "all 40 tries logged"
+	checks.Tally()
+	attacks := fixtureSuitesAttacks(true)
+	expected := attacks.Expected
+	attacks.Expected = nil
+	m.Baseline.Checks, m.Baseline.Attacks, m.Baseline.Expected = checks, attacks, expected
+	for i := range m.Defects {
+		m.Defects[i].Suite = verdict.Course
+	}
+	m.Defects = append(m.Defects,
+		Defect{ID: "vault_open", Suite: verdict.Hardening, Summary: "the vault's door is left open at L6", Site: "sandbox/vault.go",
+			FailedChecks: []string{"vault_sealed"}, PredictedChecks: []string{"vault_sealed"}, Outcome: verdict.Exact,
+			EscapedAttacks: []string{"vault_raid@L6"}, PredictedAttacks: []string{"vault_raid@L6"}, Unexpected: []string{}, MS: 30500},
+		Defect{ID: "vault_ajar", Suite: verdict.Hardening, Summary: "the vault's door closes a moment late", Site: "sandbox/vault.go",
+			FailedChecks: []string{}, PredictedChecks: []string{"vault_logged"}, Outcome: verdict.Escaped,
+			EscapedAttacks: []string{}, PredictedAttacks: []string{}, Unexpected: []string{},
+			Known: &Known{Outcome: verdict.Escaped, Why: "no check can see a moment's delay"}, MS: 29000},
+	)
+	m.Suites = []SuiteResult{
+		{Suite: verdict.Course, BaselineOK: true, Problems: []string{}, Gate: verdict.Fail},
+		{Suite: verdict.Hardening, BaselineOK: true, Problems: []string{}, Gate: verdict.Pass},
+	}
+	m.Tally()
+	return m
+}
+
+// fixtureSuitesMutationBroken is fixtureSuitesMutation with the hardening
+// suite's baseline broken: its defects were not run; the course's were.
+func fixtureSuitesMutationBroken() *Mutation {
+	m := fixtureSuitesMutation()
+	m.Baseline.Checks.Checks[5].Passed, m.Baseline.Checks.Checks[5].Evidence = false, "2 of 40 tries missing from the log"
+	m.Baseline.Checks.Tally()
+	problem := "check vault_logged fails on the correct sandbox: 2 of 40 tries missing from the log"
+	m.Baseline.OK, m.Baseline.Problems = false, []string{problem}
+	m.Defects = m.Defects[:len(m.Defects)-2]
+	m.Suites[1] = SuiteResult{Suite: verdict.Hardening, BaselineOK: false, Problems: []string{problem}, Gate: verdict.Fail}
+	m.Tally()
+	return m
+}

@@ -169,11 +169,25 @@ func withDefect(props []Property, defect string) []Property {
 }
 
 // JUnit returns one test case per check; a failed check is a failure
-// whose message is its evidence.
+// whose message is its evidence. Each suite is a test suite: the course's
+// is named check, another's check.<suite>.
 func (c *Checks) JUnit() *TestSuites {
+	suites := c.suites()
+	if len(suites) == 0 {
+		suites = []verdict.Suite{verdict.Course}
+	}
+	var out []TestSuite
+	for _, s := range suites {
+		out = append(out, c.InSuite(s).suite(s))
+	}
+	return newSuites("sandboxlab check", out...)
+}
+
+// suite is the JUnit suite of the checks, which are all of suite s.
+func (c *Checks) suite(s verdict.Suite) TestSuite {
 	cases := make([]TestCase, 0, len(c.Checks))
 	for _, ch := range c.Checks {
-		tc := TestCase{Name: ch.ID, ClassName: "sandboxlab.check", Time: seconds(ch.MS)}
+		tc := TestCase{Name: ch.ID, ClassName: junitName("sandboxlab.check", s), Time: seconds(ch.MS)}
 		detail := fmt.Sprintf("promise: %s\nlevel: L%d\nevidence: %s\n", ch.Promise, ch.Level, ch.Evidence)
 		if ch.Passed {
 			tc.SystemOut = detail
@@ -182,17 +196,31 @@ func (c *Checks) JUnit() *TestSuites {
 		}
 		cases = append(cases, tc)
 	}
-	return newSuites("sandboxlab check", newSuite("check", -1, withDefect(c.Identity.properties(), c.Defect), cases))
+	return newSuite(junitName("check", s), -1, suiteProperty(withDefect(c.Identity.properties(), c.Defect), s), cases)
 }
 
 // JUnit returns one test case per cell. A cell fails when it escaped at or
 // above the level expected to stop its attack; an escape below that level
 // is what the matrix is meant to show, so it passes. Without Expected no
-// cell can fail.
+// cell can fail. Each suite is a test suite: the course's is named
+// attack, another's attack.<suite>.
 func (a *Attacks) JUnit() *TestSuites {
+	suites := a.suites()
+	if len(suites) == 0 {
+		suites = []verdict.Suite{verdict.Course}
+	}
+	var out []TestSuite
+	for _, s := range suites {
+		out = append(out, a.InSuite(s).suite(s))
+	}
+	return newSuites("sandboxlab attack", out...)
+}
+
+// suite is the JUnit suite of the matrix, whose attacks are all of suite s.
+func (a *Attacks) suite(s verdict.Suite) TestSuite {
 	cases := make([]TestCase, 0, len(a.Cells))
 	for _, c := range a.Cells {
-		tc := TestCase{Name: c.Name(), ClassName: "sandboxlab.attack", Time: seconds(c.MS)}
+		tc := TestCase{Name: c.Name(), ClassName: junitName("sandboxlab.attack", s), Time: seconds(c.MS)}
 		want, known := a.Expected[c.Attack]
 		var verdict string
 		switch {
@@ -211,46 +239,59 @@ func (a *Attacks) JUnit() *TestSuites {
 		}
 		cases = append(cases, tc)
 	}
-	return newSuites("sandboxlab attack", newSuite("attack", -1, withDefect(a.Identity.properties(), a.Defect), cases))
+	return newSuite(junitName("attack", s), -1, suiteProperty(withDefect(a.Identity.properties(), a.Defect), s), cases)
 }
 
 // JUnit returns a test case for the baseline and one per defect: a
 // failure when the defect has unexpected results (the message is the
 // diff), an error when its run gave no verdict, skipped when it diverges
 // from its prediction in the known way (the equivalent mutants), passed
-// otherwise.
+// otherwise. Each suite is a test suite with its own baseline case: the
+// course's is named mutate, another's mutate.<suite>. A run of one suite
+// gives its test suite the run's wall time; with several, each gets the
+// sum of its cases' times.
 func (m *Mutation) JUnit() *TestSuites {
-	cases := make([]TestCase, 0, len(m.Defects)+1)
-	base := TestCase{Name: "baseline", ClassName: "sandboxlab.mutate", Time: seconds(m.Baseline.MS)}
-	if m.Baseline.OK {
-		base.SystemOut = baselineDetail(m.Baseline)
-	} else {
-		base.Failure = &Problem{Message: "the baseline is broken: " + strings.Join(m.Baseline.Problems, "; "), Type: "broken baseline", Text: baselineDetail(m.Baseline)}
-	}
-	cases = append(cases, base)
-	for _, d := range m.Defects {
-		tc := TestCase{Name: d.ID, ClassName: "sandboxlab.mutate", Time: seconds(d.MS)}
-		detail := defectDetail(d)
-		switch status := DefectStatus(d); status {
-		case StatusError:
-			tc.Error = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: string(d.Outcome), Text: detail}
-		case StatusFailed:
-			typ := "prediction divergence"
-			if d.UnexpectedEscape {
-				typ = "unexpected escape"
-			}
-			tc.Failure = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: typ, Text: detail}
-		case StatusSkipped:
-			tc.Skipped = &Skipped{Message: d.Known.String()}
-			tc.SystemOut = detail
-		default:
-			tc.SystemOut = detail
+	parts := m.parts()
+	suites := make([]TestSuite, 0, len(parts))
+	for _, pt := range parts {
+		class := junitName("sandboxlab.mutate", pt.res.Suite)
+		cases := make([]TestCase, 0, len(pt.defects)+1)
+		base := TestCase{Name: "baseline", ClassName: class, Time: seconds(pt.ms)}
+		if pt.res.BaselineOK {
+			base.SystemOut = baselineDetail(pt)
+		} else {
+			base.Failure = &Problem{Message: "the baseline is broken: " + strings.Join(pt.res.Problems, "; "), Type: "broken baseline", Text: baselineDetail(pt)}
 		}
-		cases = append(cases, tc)
+		cases = append(cases, base)
+		for _, d := range pt.defects {
+			tc := TestCase{Name: d.ID, ClassName: class, Time: seconds(d.MS)}
+			detail := defectDetail(d)
+			switch status := DefectStatus(d); status {
+			case StatusError:
+				tc.Error = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: string(d.Outcome), Text: detail}
+			case StatusFailed:
+				typ := "prediction divergence"
+				if d.UnexpectedEscape {
+					typ = "unexpected escape"
+				}
+				tc.Failure = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: typ, Text: detail}
+			case StatusSkipped:
+				tc.Skipped = &Skipped{Message: d.Known.String()}
+				tc.SystemOut = detail
+			default:
+				tc.SystemOut = detail
+			}
+			cases = append(cases, tc)
+		}
+		props := append(m.Identity.properties(),
+			Property{"fail_on", string(m.FailOn)}, Property{"gate", string(pt.res.Gate)}, Property{"jobs", strconv.Itoa(m.Jobs)})
+		ms := m.MS
+		if len(parts) > 1 {
+			ms = -1
+		}
+		suites = append(suites, newSuite(junitName("mutate", pt.res.Suite), ms, suiteProperty(props, pt.res.Suite), cases))
 	}
-	props := append(m.Identity.properties(),
-		Property{"fail_on", string(m.FailOn)}, Property{"gate", string(m.Gate)}, Property{"jobs", strconv.Itoa(m.Jobs)})
-	return newSuites("sandboxlab mutate", newSuite("mutate", m.MS, props, cases))
+	return newSuites("sandboxlab mutate", suites...)
 }
 
 // DefectStatus is the JUnit status of a defect's test case: an error when
@@ -289,15 +330,15 @@ func defectDetail(d Defect) string {
 	return b.String()
 }
 
-func baselineDetail(b Baseline) string {
+func baselineDetail(pt mutationPart) string {
 	var s strings.Builder
-	if b.Checks != nil {
-		fmt.Fprintf(&s, "checks: %d passed, %d failed\n", b.Checks.Passed, b.Checks.Failed)
+	if pt.checks != nil {
+		fmt.Fprintf(&s, "checks: %d passed, %d failed\n", pt.checks.Passed, pt.checks.Failed)
 	}
-	if b.Attacks != nil {
-		fmt.Fprintf(&s, "attack cells escaped: %d of %d\n", len(b.Attacks.Escaped()), len(b.Attacks.Cells))
+	if pt.attacks != nil {
+		fmt.Fprintf(&s, "attack cells escaped: %d of %d\n", len(pt.attacks.Escaped()), len(pt.attacks.Cells))
 	}
-	for _, p := range b.Problems {
+	for _, p := range pt.res.Problems {
 		fmt.Fprintf(&s, "problem: %s\n", p)
 	}
 	return s.String()

@@ -17,6 +17,9 @@ type Identity struct {
 type Check struct {
 	// ID is the check's stable id, as predictions.yaml names it.
 	ID string `json:"id"`
+	// Suite is the suite the check belongs to ("" only in a report from
+	// before suites, all of whose checks are the course's).
+	Suite verdict.Suite `json:"suite,omitempty"`
 	// Promise is the promise it tests, in one sentence.
 	Promise string `json:"promise"`
 	// Level is the preset its policy is derived from.
@@ -90,10 +93,15 @@ type Attacks struct {
 	Identity Identity `json:"identity"`
 	// Defect is the planted defect that was active ("" for the correct sandbox).
 	Defect string `json:"defect,omitempty"`
-	// Attacks and Levels give the matrix's rows and columns, in order.
+	// Attacks and Levels give the matrix's rows and columns, in order: the
+	// attacks of every suite run, and every level run. An attack has a
+	// cell only at the levels its suite has (verdict.Suite.HasLevel).
 	Attacks []string `json:"attacks"`
-	Levels  []int    `json:"levels"`
-	Cells   []Cell   `json:"cells"`
+	// Suites maps each attack to its suite (nil only in a report from
+	// before suites, all of whose attacks are the course's).
+	Suites map[string]verdict.Suite `json:"suites,omitempty"`
+	Levels []int                    `json:"levels"`
+	Cells  []Cell                   `json:"cells"`
 	// FirstStopped maps each attack to the first level that stopped it
 	// and every level above (-1: none of the levels run).
 	FirstStopped map[string]int `json:"first_stopped"`
@@ -115,13 +123,20 @@ func (a *Attacks) Cell(attack string, level int) (Cell, bool) {
 	return Cell{}, false
 }
 
+// SuiteOf returns the suite of attack.
+func (a *Attacks) SuiteOf(attack string) verdict.Suite { return a.Suites[attack].OrCourse() }
+
 // Summarize fills FirstStopped from Cells: the lowest level from which
-// the attack is stopped at every level run.
+// the attack is stopped at every level run that its suite has.
 func (a *Attacks) Summarize() {
 	a.FirstStopped = map[string]int{}
 	for _, at := range a.Attacks {
+		suite := a.SuiteOf(at)
 		first := -1
 		for i := len(a.Levels) - 1; i >= 0; i-- {
+			if !suite.HasLevel(a.Levels[i]) {
+				continue
+			}
 			c, ok := a.Cell(at, a.Levels[i])
 			if !ok || c.Escaped {
 				break

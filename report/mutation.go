@@ -19,8 +19,12 @@ type Mutation struct {
 	Baseline Baseline `json:"baseline"`
 	// Defects are the planted defects, in registry order.
 	Defects []Defect `json:"defects"`
-	// Summary counts the defects by outcome (see Tally).
+	// Summary counts the defects of the whole run by outcome (see Tally).
 	Summary Summary `json:"summary"`
+	// Suites is each suite's share of the run, in report order: one entry
+	// per suite that has members (defects, checks or attacks) in the run.
+	// Nil only in a report from before suites, which is the course's.
+	Suites []SuiteResult `json:"suites,omitempty"`
 	// FailOn is the gate's policy: escape, any or never.
 	FailOn verdict.FailOn `json:"fail_on"`
 	// Gate is pass or fail.
@@ -53,6 +57,9 @@ type Baseline struct {
 type Defect struct {
 	// ID is the defect's stable id.
 	ID string `json:"id"`
+	// Suite is the suite the defect belongs to, whose checks and attacks
+	// judged it ("" only in a report from before suites: the course).
+	Suite verdict.Suite `json:"suite,omitempty"`
 	// Summary says in one line what the defective sandbox does wrong.
 	Summary string `json:"summary"`
 	// Site is the file holding the planted site.
@@ -131,10 +138,47 @@ type Summary struct {
 	UnexpectedEscapes int `json:"unexpected_escapes"`
 }
 
-// Tally fills the summary from the defects.
+// SuiteResult is one suite's share of a mutation run: its baseline, the
+// count of its defects and its gate.
+type SuiteResult struct {
+	// Suite names the suite.
+	Suite verdict.Suite `json:"suite"`
+	// BaselineOK is false when a check of the suite failed, or one of its
+	// attacks was not first stopped where predicted, on the correct
+	// sandbox: then none of its defects was run.
+	BaselineOK bool `json:"baseline_ok"`
+	// Problems says what is wrong with the suite's baseline.
+	Problems []string `json:"problems"`
+	// Summary counts the suite's defects by outcome (see Tally).
+	Summary Summary `json:"summary"`
+	// Gate is pass or fail, for this suite's defects and baseline alone;
+	// the run's gate fails when any suite's does.
+	Gate verdict.Gate `json:"gate"`
+}
+
+// SuiteResult returns the share of suite s in the run, if it has one.
+func (m *Mutation) SuiteResult(s verdict.Suite) (SuiteResult, bool) {
+	for _, r := range m.Suites {
+		if r.Suite == s {
+			return r, true
+		}
+	}
+	return SuiteResult{}, false
+}
+
+// Tally fills the summary of the whole run, and that of each entry of
+// Suites, from the defects.
 func (m *Mutation) Tally() {
-	s := Summary{Defects: len(m.Defects)}
-	for _, d := range m.Defects {
+	m.Summary = tally(m.Defects)
+	for i := range m.Suites {
+		m.Suites[i].Summary = tally(defectsIn(m.Defects, m.Suites[i].Suite))
+	}
+}
+
+// tally counts defects by outcome.
+func tally(defects []Defect) Summary {
+	s := Summary{Defects: len(defects)}
+	for _, d := range defects {
 		if d.Caught() {
 			s.Caught++
 		}
@@ -159,7 +203,7 @@ func (m *Mutation) Tally() {
 			s.UnexpectedEscapes++
 		}
 	}
-	m.Summary = s
+	return s
 }
 
 // summaryHeader heads the summary table; CrossCheck finds the table by it.
@@ -167,21 +211,46 @@ var summaryHeader = []string{"defects", "caught", "escaped", "exact", "too wide"
 
 // Tables renders the mutation report for people: the summary with the
 // notes' headline figures, the per-defect table (predicted against failed,
-// the outcome and why), and the baseline with its attack matrix.
+// the outcome and why), and the baseline with its attack matrix; one such
+// part per suite, the course's first (as a run of the course alone shows
+// it), the gate's sentence, which covers every suite, in the first.
 func (m *Mutation) Tables(w io.Writer, md bool) error {
 	p := &printer{w: w, md: md}
-	s := m.Summary
-	p.heading("Mutation run")
-	if !m.Baseline.OK {
-		p.printf("The baseline is broken, so no defect was run:\n%s", para(md))
-		for _, prob := range m.Baseline.Problems {
+	parts := m.parts()
+	for i := range parts {
+		if i > 0 {
+			p.printf("\n")
+		}
+		m.tablesPart(p, parts, i)
+	}
+	return p.err
+}
+
+// tablesPart renders parts[i]. The course's headings are those of a
+// report from before suites; another suite's name it.
+func (m *Mutation) tablesPart(p *printer, parts []mutationPart, i int) {
+	pt, first, multi := parts[i], i == 0, len(parts) > 1
+	s, course := pt.res.Summary, isCourse(pt.res.Suite)
+	headings := [3]string{"Mutation run", "Defects", "Baseline"}
+	if !course {
+		word := suiteWord(pt.res.Suite)
+		headings = [3]string{word + " suite", word + " defects", word + " baseline"}
+	}
+	p.heading(headings[0])
+	if !pt.res.BaselineOK {
+		if multi {
+			p.printf("The %s suite's baseline is broken, so none of its defects was run:\n%s", pt.res.Suite, para(p.md))
+		} else {
+			p.printf("The baseline is broken, so no defect was run:\n%s", para(p.md))
+		}
+		for _, prob := range pt.res.Problems {
 			p.printf("- %s\n", prob)
 		}
 		p.printf("\n")
 	}
 	p.table(summaryHeader,
-		[][]string{{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), string(m.Gate)}})
-	if len(m.Defects) > 0 {
+		[][]string{{itoa(s.Defects), itoa(s.Caught), itoa(s.Escaped), itoa(s.Exact), itoa(s.TooWide), itoa(s.Extra), itoa(s.Different), itoa(s.Hung), itoa(s.Unexpected), string(pt.res.Gate)}})
+	if len(pt.defects) > 0 {
 		p.printf("- %d of %d defects caught; %d failed exactly the checks predicted.\n", s.Caught, s.Defects, s.Exact)
 		for _, o := range []struct {
 			outcome verdict.Outcome
@@ -195,7 +264,7 @@ func (m *Mutation) Tables(w io.Writer, md bool) error {
 			{verdict.Error, "failed to run (no verdict)"},
 		} {
 			var ids []string
-			for _, d := range m.Defects {
+			for _, d := range pt.defects {
 				if d.Outcome == o.outcome {
 					ids = append(ids, d.ID+" ("+yesNo(len(d.Unexpected) > 0, "UNEXPECTED", "known")+")")
 				}
@@ -205,7 +274,7 @@ func (m *Mutation) Tables(w io.Writer, md bool) error {
 			}
 		}
 		var opened []string
-		for _, d := range m.Defects {
+		for _, d := range pt.defects {
 			if len(d.EscapedAttacks) > 0 {
 				opened = append(opened, d.ID)
 			}
@@ -213,46 +282,59 @@ func (m *Mutation) Tables(w io.Writer, md bool) error {
 		p.printf("- %d of %d defects let attack cells through that the correct sandbox stops.\n", len(opened), s.Defects)
 		p.printf("\n")
 	}
-	p.printf("%s (--fail-on %s; %d %s at a time; %.0f s; %s).\n",
-		gateSentence(m), m.FailOn, m.Jobs, yesNo(m.Jobs == 1, "defect", "defects"), float64(m.MS)/1000, m.Identity.who())
-	if len(m.Defects) > 0 {
-		p.printf("\n")
-		p.heading("Defects")
-		rows := make([][]string, 0, len(m.Defects))
-		for _, d := range m.Defects {
+	if first {
+		p.printf("%s (--fail-on %s; %d %s at a time; %.0f s; %s).\n",
+			gateSentence(m, parts), m.FailOn, m.Jobs, yesNo(m.Jobs == 1, "defect", "defects"), float64(m.MS)/1000, m.Identity.who())
+	}
+	if len(pt.defects) > 0 {
+		if first {
+			p.printf("\n")
+		}
+		p.heading(headings[1])
+		rows := make([][]string, 0, len(pt.defects))
+		for _, d := range pt.defects {
 			rows = append(rows, []string{d.ID, list(d.PredictedChecks), list(d.FailedChecks), string(d.Outcome),
 				cells(d.PredictedAttacks), cells(d.EscapedAttacks), note(d)})
 		}
 		p.table([]string{"defect", "predicted to fail", "failed", "outcome", "predicted attack escapes", "attack escapes", "why"}, rows)
 		p.printf("Attack escapes are the cells that escaped with the defect on and are stopped on the correct sandbox.\n")
+		p.printf("\n")
+	} else if first {
+		p.printf("\n")
 	}
-	p.printf("\n")
-	p.heading("Baseline")
-	if c := m.Baseline.Checks; c != nil {
-		p.printf("Checks on the correct sandbox: %d passed, %d failed (%.0f s for the checks and the matrix).\n", c.Passed, c.Failed, float64(m.Baseline.MS)/1000)
+	p.heading(headings[2])
+	if c := pt.checks; c != nil {
+		p.printf("Checks on the correct sandbox: %d passed, %d failed (%.0f s for the checks and the matrix).\n", c.Passed, c.Failed, float64(pt.ms)/1000)
 	}
-	if a := m.Baseline.Attacks; a != nil {
-		if len(a.Expected) == 0 && len(m.Baseline.Expected) > 0 {
-			withExpected := *a // the predictions' baseline is the expectation here
-			withExpected.Expected = m.Baseline.Expected
-			a = &withExpected
-		}
+	if a := pt.attacks; a != nil {
 		p.printf("\n")
 		p.subheading("Attack matrix on the correct sandbox")
 		a.matrix(p)
 	}
-	return p.err
 }
 
-func gateSentence(m *Mutation) string {
-	if !m.Baseline.OK {
-		return "The gate fails: the baseline is broken"
-	}
+// gateSentence says whether the gate holds, for every suite of the run,
+// and why not.
+func gateSentence(m *Mutation, parts []mutationPart) string {
 	var ids []string
 	for _, d := range m.Defects {
 		if len(d.Unexpected) > 0 {
 			ids = append(ids, d.ID)
 		}
+	}
+	if !m.Baseline.OK {
+		broken := brokenSuites(parts)
+		if len(parts) == 1 || len(broken) == 0 {
+			return "The gate fails: the baseline is broken"
+		}
+		s := "The gate fails: the baseline of the " + joinAnd(broken) + " suite is broken"
+		if len(broken) > 1 {
+			s = "The gate fails: the baselines of the " + joinAnd(broken) + " suites are broken"
+		}
+		if len(ids) > 0 {
+			s += "; unexpected results for " + strings.Join(ids, ", ")
+		}
+		return s
 	}
 	switch {
 	case m.Gate != verdict.Pass:

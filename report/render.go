@@ -216,11 +216,32 @@ func yesNo(b bool, yes, no string) string {
 	return no
 }
 
-// Tables renders the checks as one table and a summary line. Markdown adds
-// the promise each check tests; the terminal table leaves it out to stay
-// readable, and the check's id names it.
+// Tables renders the checks as one table and a summary line, per suite:
+// the course's first, then each other suite's under its name. Markdown
+// adds the promise each check tests; the terminal table leaves it out to
+// stay readable, and the check's id names it.
 func (c *Checks) Tables(w io.Writer, md bool) error {
 	p := &printer{w: w, md: md}
+	suites := c.suites()
+	if len(suites) == 1 && isCourse(suites[0]) || len(suites) == 0 {
+		c.table(p)
+		return p.err
+	}
+	for i, s := range suites {
+		if i > 0 {
+			p.printf("\n")
+		}
+		if !isCourse(s) {
+			p.heading(suiteWord(s) + " suite")
+		}
+		c.InSuite(s).table(p)
+	}
+	return p.err
+}
+
+// table writes the checks' table and their summary line.
+func (c *Checks) table(p *printer) {
+	md := p.md
 	rows := make([][]string, 0, len(c.Checks))
 	for _, ch := range c.Checks {
 		row := []string{ch.ID}
@@ -240,7 +261,6 @@ func (c *Checks) Tables(w io.Writer, md bool) error {
 		defect = fmt.Sprintf(" with defect %s", c.Defect)
 	}
 	p.printf("%d passed, %d failed%s (%s)\n", c.Passed, c.Failed, defect, c.Identity.who())
-	return p.err
 }
 
 // who says who ran a report, in the words every report uses.

@@ -6,13 +6,15 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
-	"sandboxlab/report/verdict"
+	"regexp"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
+
+	"sandboxlab/report/verdict"
 )
 
 // render returns r in format f.
@@ -36,6 +38,9 @@ func TestGolden(t *testing.T) {
 		{"attacks_no_expected", fixtureAttacks(false)},
 		{"mutation", fixtureMutation()},
 		{"mutation_broken", fixtureMutationBroken()},
+		{"checks_suites", fixtureSuitesChecks()},
+		{"attacks_suites", fixtureSuitesAttacks(false)},
+		{"mutation_suites", fixtureSuitesMutation()},
 		{"agent", fixtureAgent()},
 		{"experiment", fixtureExperiments()[1]},
 		{"experiments", fixtureExperiments()},
@@ -56,6 +61,7 @@ func TestJUnitParses(t *testing.T) {
 	for name, r := range map[string]Report{
 		"checks": fixtureChecks(), "attacks": fixtureAttacks(true), "attacks_defect": fixtureAttacksWithDefect(),
 		"mutation": fixtureMutation(), "mutation_broken": fixtureMutationBroken(), "agent": fixtureAgent(), "experiments": fixtureExperiments(),
+		"checks_suites": fixtureSuitesChecks(), "attacks_suites": fixtureSuitesAttacks(false), "mutation_suites": fixtureSuitesMutation(),
 	} {
 		out := render(t, JUnit, r)
 		assert.Check(t, strings.HasPrefix(out, `<?xml version="1.0" encoding="UTF-8"?>`), name)
@@ -121,6 +127,27 @@ func TestJUnitVerdicts(t *testing.T) {
 		"fresh_dir_per_run": "error", "no_sweep": "passed",
 	}))
 	assert.Check(t, is.Equal(status(fixtureMutationBroken().JUnit())["baseline"], "failed"))
+
+	// Each suite is a test suite; the course's keeps the name it had
+	// before there were suites.
+	names := func(s *TestSuites) []string {
+		var out []string
+		for _, suite := range s.Suites {
+			out = append(out, suite.Name)
+		}
+		return out
+	}
+	assert.Check(t, is.DeepEqual(names(fixtureMutation().JUnit()), []string{"mutate"}))
+	ms := fixtureSuitesMutation().JUnit()
+	assert.Check(t, is.DeepEqual(names(ms), []string{"mutate", "mutate.hardening"}))
+	assert.Check(t, is.Equal(ms.Suites[1].Tests, 3), "its own baseline and its two defects")
+	assert.Check(t, is.Equal(ms.Suites[1].Cases[2].Status(), "skipped"), "vault_ajar, a known escape")
+	assert.Check(t, is.DeepEqual(names(fixtureSuitesChecks().JUnit()), []string{"check", "check.hardening"}))
+	as := fixtureSuitesAttacks(false).JUnit()
+	assert.Check(t, is.DeepEqual(names(as), []string{"attack", "attack.hardening"}))
+	assert.Check(t, is.Equal(as.Suites[0].Tests, 96), "the course's matrix is L0–L5 in a run of L0–L6")
+	assert.Check(t, is.Equal(status(as)["vault_tunnel@L5"], "failed"))
+	assert.Check(t, is.Equal(status(as)["vault_raid@L6"], "passed"))
 }
 
 // TestJSONKeys pins the JSON keys other code and tests rely on; golden
@@ -152,6 +179,13 @@ func TestJSONKeys(t *testing.T) {
 	has(m["defects"].([]any)[0].(map[string]any), "id", "failed_checks", "predicted_checks", "outcome", "escaped_attacks", "predicted_attacks", "known", "ms")
 	has(m["summary"].(map[string]any), "defects", "caught", "escaped", "exact", "too_wide", "extra", "different", "unexpected")
 
+	ms := keys(fixtureSuitesMutation())
+	has(ms, "suites")
+	has(ms["suites"].([]any)[1].(map[string]any), "suite", "baseline_ok", "problems", "summary", "gate")
+	has(ms["defects"].([]any)[0].(map[string]any), "suite")
+	has(ms["baseline"].(map[string]any)["checks"].(map[string]any)["checks"].([]any)[0].(map[string]any), "suite")
+	has(keys(fixtureSuitesAttacks(true)), "suites")
+
 	g := keys(fixtureAgent())
 	has(g, "rows", "vague")
 	has(g["rows"].([]any)[0].(map[string]any), "task", "tool", "solved", "calls")
@@ -168,6 +202,9 @@ func TestJSONRoundTrip(t *testing.T) {
 	check(fixtureChecks(), &Checks{})
 	check(fixtureAttacks(true), &Attacks{})
 	check(fixtureMutation(), &Mutation{})
+	check(fixtureSuitesChecks(), &Checks{})
+	check(fixtureSuitesAttacks(false), &Attacks{})
+	check(fixtureSuitesMutation(), &Mutation{})
 	check(fixtureAgent(), &Agent{})
 	exps := fixtureExperiments()
 	check(&exps, &Experiments{})
@@ -189,7 +226,8 @@ func TestMarkdownEscapes(t *testing.T) {
 // TestAllFormatsAgree renders one Mutation in every format with WriteAll
 // and cross-checks the files: the same defects, outcomes and counts.
 func TestAllFormatsAgree(t *testing.T) {
-	for name, m := range map[string]*Mutation{"mutation": fixtureMutation(), "broken": fixtureMutationBroken()} {
+	for name, m := range map[string]*Mutation{"mutation": fixtureMutation(), "broken": fixtureMutationBroken(),
+		"suites": fixtureSuitesMutation(), "suites, hardening broken": fixtureSuitesMutationBroken()} {
 		dir := t.TempDir()
 		paths, err := WriteAll(filepath.Join(dir, "reports"), "mutate", m)
 		assert.NilError(t, err)
@@ -249,6 +287,7 @@ func TestCrossCheckCatches(t *testing.T) {
 			`<failure type="x" message="y"></failure>`, "defect traversal_ok is failed, want skipped"},
 		{"mutate.junit.xml", `name="mutate" tests="10"`, `name="mutate" tests="11"`, "testsuite says tests=11"},
 		{"mutate.json", `"caught": 6`, `"caught": 7`, "but its defects tally to"},
+		{"mutate.json", `"gate": "fail"`, `"gate": "pass"`, "the gate is pass, but under --fail-on escape the run's results give fail"},
 		{"mutate.md", "| 9       |", "| 8       |", "summary row"},
 	} {
 		dir := t.TempDir()
@@ -263,6 +302,75 @@ func TestCrossCheckCatches(t *testing.T) {
 		assert.Check(t, is.ErrorContains(CrossCheck(dir), tc.want), "%s: %s → %s", tc.file, tc.from, tc.to)
 	}
 	assert.Check(t, is.ErrorContains(CrossCheck(t.TempDir()), "mutate.json"))
+
+	// The same with two suites: each suite's tables and test suite.
+	for _, tc := range []struct {
+		file, from, to, want string
+	}{
+		{"mutate.md", "| vault_open ", "| vault_opened ", "defect vault_open is missing"},
+		{"mutate.txt", "│ 2       │ 1      │ 1       │ 1     │", "│ 2       │ 2      │ 1       │ 1     │", "summary row"},
+		{"mutate.junit.xml", `name="mutate.hardening"`, `name="mutate-hardening"`, `testsuite 2 is named "mutate-hardening", want "mutate.hardening"`},
+		{"mutate.junit.xml", `name="mutate.hardening" tests="3"`, `name="mutate.hardening" tests="4"`, "testsuite mutate.hardening: testsuite says tests=4"},
+		{"mutate.json", `"gate": "pass"`, `"gate": "fail"`, "suite hardening: the gate is fail, but under --fail-on escape its results give pass"},
+		{"mutate.json", `"suite": "hardening",
+      "summary": "the vault's door is left open at L6"`, `"suite": "extra",
+      "summary": "the vault's door is left open at L6"`, "defect vault_open is of suite extra, which has no entry in suites"},
+	} {
+		dir := t.TempDir()
+		_, err := WriteAll(dir, "mutate", fixtureSuitesMutation())
+		assert.NilError(t, err)
+		path := filepath.Join(dir, tc.file)
+		data, err := os.ReadFile(path)
+		assert.NilError(t, err)
+		assert.Assert(t, bytes.Contains(data, []byte(tc.from)), "%s has no %q", tc.file, tc.from)
+		data = bytes.Replace(data, []byte(tc.from), []byte(tc.to), 1)
+		assert.NilError(t, os.WriteFile(path, data, 0o644))
+		assert.Check(t, is.ErrorContains(CrossCheck(dir), tc.want), "%s: %s → %s", tc.file, tc.from, tc.to)
+	}
+}
+
+// TestCoursePartUnchanged: in a report of both suites, the course's part
+// renders exactly as a report of the course alone, its baseline's time
+// aside (with two suites each part gives its own share of the baseline),
+// and the course's matrix keeps its six levels when the run had more.
+func TestCoursePartUnchanged(t *testing.T) {
+	baselineTime := regexp.MustCompile(`\(\d+ s for the checks and the matrix\)`)
+	for _, f := range []Format{Text, Markdown} {
+		heading := map[Format]string{Text: "Hardening suite\n===", Markdown: "## Hardening suite\n"}[f]
+		coursePart := func(r Report) string {
+			t.Helper()
+			out := render(t, f, r)
+			i := strings.Index(out, heading)
+			assert.Assert(t, i > 0, "%s: no hardening part", f)
+			return strings.TrimSuffix(out[:i], "\n")
+		}
+		course := fixtureMutation()
+		course.Baseline.Attacks.Expected = nil // as the two-suite fixture has it
+		assert.Check(t, is.Equal(baselineTime.ReplaceAllString(coursePart(fixtureSuitesMutation()), "(T)"),
+			baselineTime.ReplaceAllString(render(t, f, course), "(T)")), f)
+		assert.Check(t, is.Equal(coursePart(fixtureSuitesChecks()), render(t, f, fixtureChecks())), f)
+		assert.Check(t, is.Equal(coursePart(fixtureSuitesAttacks(true)), render(t, f, fixtureAttacks(true))), f)
+	}
+}
+
+// TestSuiteBaselineBroken: a suite whose baseline is broken says so in
+// its own part; the gate's sentence names it.
+func TestSuiteBaselineBroken(t *testing.T) {
+	m := fixtureSuitesMutationBroken()
+	out := render(t, Text, m)
+	assert.Check(t, is.Contains(out, "The hardening suite's baseline is broken, so none of its defects was run:\n- check vault_logged fails on the correct sandbox"))
+	assert.Check(t, !strings.Contains(out, "The baseline is broken"), "the course's baseline holds")
+	assert.Check(t, is.Contains(out, "The gate fails: the baseline of the hardening suite is broken; unexpected results for caps_kept, no_pid_ns, quota_ignored, fresh_dir_per_run (--fail-on"))
+	assert.Check(t, !strings.Contains(out, "Hardening defects"), "none of its defects ran")
+	assert.Check(t, is.Contains(out, "Checks on the correct sandbox: 1 passed, 1 failed"))
+	status := map[string]string{}
+	for _, s := range m.JUnit().Suites {
+		for _, c := range s.Cases {
+			status[s.Name+"/"+c.Name] = c.Status()
+		}
+	}
+	assert.Check(t, is.Equal(status["mutate/baseline"], StatusPassed))
+	assert.Check(t, is.Equal(status["mutate.hardening/baseline"], StatusFailed))
 }
 
 func TestParseFormat(t *testing.T) {

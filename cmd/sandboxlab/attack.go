@@ -14,21 +14,24 @@ import (
 )
 
 func init() {
-	register(command{name: "attack", summary: "run the 16 attack programs at each level and print the matrix", run: attackCmd})
+	register(command{name: "attack", summary: "run the attack programs (the course's 16, then the hardening suite's) at each level and print the matrix", run: attackCmd})
 }
 
 func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("attack", "[--only ID,...] [--levels 0-5] "+formatUsage+" [--defect ID]",
+	fs := newFlags("attack", "[--suite course|hardening|all] [--only ID,...] [--levels 0-5] "+formatUsage+" [--defect ID]",
 		"Runs each attack program (Python, through the sandbox as agent code is run) at each level\n"+
 			"and judges it from evidence on the host, never from the program's word. Prints one row per\n"+
 			"attack, one column per level (escaped, or what stopped it), the first level that stops it and\n"+
 			"the level expected to; ESCAPED marks an escape at or above that level, and with --format junit\n"+
 			"such a cell is a failed testcase. Cells run one at a time; everything a cell started is removed\n"+
-			"after it. Progress (one line per cell) goes to stderr on a terminal. Exits 0 when the matrix\n"+
-			"ran, whatever it says, and 1 on a usage or internal error.\n\n"+
+			"after it. Each suite has a matrix of its own at the levels it has: the course's 16 attacks at\n"+
+			"L0-L5 first, exactly as the course has them, then the hardening suite's (JUnit: a test suite per\n"+
+			"suite, attack and attack.hardening). Progress (one line per cell) goes to stderr on a terminal.\n"+
+			"Exits 0 when the matrix ran, whatever it says, and 1 on a usage or internal error.\n\n"+
 			"attacks (first level that stops each on the correct sandbox: what makes it an escape):\n"+
 			attackList(), stderr)
-	only := fs.String("only", "", "run only the attacks `ID,...` (default: all)")
+	suite := suiteFlag(fs)
+	only := fs.String("only", "", "run only the attacks `ID,...` (default: all of the suites)")
 	levels := fs.String("levels", fmt.Sprintf("0-%d", sandbox.Levels-1), "run only the `LEVELS`: levels and ranges, such as 0-5, 3 or 0,4-5")
 	out := outputFlags(fs, "attack")
 	defect := defectFlag(fs)
@@ -43,27 +46,23 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	opts := attacks.Options{}
 	var err error
+	if opts.Suites, err = parseSuite(*suite); err != nil {
+		return err
+	}
 	if opts.Only, err = attacks.ParseOnly(*only); err != nil {
 		return usagef("--only: %v", err)
 	}
 	if opts.Levels, err = attacks.ParseLevels(*levels); err != nil {
 		return usagef("--levels: %v", err)
 	}
+	cells, err := opts.Cells()
+	if err != nil {
+		return usagef("--only: %v", err)
+	}
 	if err := enableDefect(*defect); err != nil {
 		return err
 	}
 	if p := out.progress(stderr); p.on {
-		unique := map[string]bool{}
-		for _, id := range opts.Only {
-			unique[id] = true
-		}
-		rows, levels := len(unique), len(opts.Levels)
-		if rows == 0 {
-			rows = len(attacks.All())
-		}
-		if levels == 0 {
-			levels = sandbox.Levels
-		}
 		done := 0
 		opts.Progress = func(c report.Cell) {
 			done++
@@ -71,7 +70,7 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if !c.Escaped {
 				state = "stopped (" + c.StoppedBy + ")"
 			}
-			p.line("%s %-22s %s  %d ms", counter(done, rows*levels), c.Name(), state, c.MS)
+			p.line("%s %-22s %s  %d ms", counter(done, cells), c.Name(), state, c.MS)
 		}
 	}
 	rep, err := attacks.Run(ctx, opts)
@@ -84,11 +83,16 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return out.write(stdout, rep)
 }
 
-// attackList describes every attack for --help.
+// attackList describes every attack for --help, the suite of each
+// after the course's named.
 func attackList() string {
 	var b strings.Builder
 	for _, a := range attacks.All() {
-		fmt.Fprintf(&b, "  %-19s L%d: %s\n", a.ID, a.FirstStop, a.Escapes)
+		suite := ""
+		if a.Suite != verdict.Course {
+			suite = " (" + string(a.Suite) + ")"
+		}
+		fmt.Fprintf(&b, "  %-19s L%d: %s%s\n", a.ID, a.FirstStop, a.Escapes, suite)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

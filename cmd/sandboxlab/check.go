@@ -11,17 +11,19 @@ import (
 )
 
 func init() {
-	register(command{name: "check", summary: "run the 26 promise checks against the sandbox", run: checkCmd})
+	register(command{name: "check", summary: "run the promise checks (the course's 26, then the hardening suite's) against the sandbox", run: checkCmd})
 }
 
 func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("check", "[--only id,...] "+formatUsage+" [--defect ID]",
-		"Runs the promise checks (all 26, or those named) and prints each verdict with what the host saw.\n"+
-			"With --format junit each check is a testcase, failed with its evidence. Progress (one line per\n"+
-			"check) goes to stderr on a terminal. Exits 0 when every check passed, 2 when one failed, 1 on a\n"+
-			"usage or internal error.\n"+
-			"Checks: "+strings.Join(checks.IDs(), ", "), stderr)
-	only := fs.String("only", "", "comma-separated check `ids` to run (default all)")
+	fs := newFlags("check", "[--suite course|hardening|all] [--only id,...] "+formatUsage+" [--defect ID]",
+		"Runs the promise checks (those of the suites chosen, or those named) and prints each verdict with\n"+
+			"what the host saw: the course's 26 first, then the hardening suite's under a heading of its own.\n"+
+			"With --format junit each check is a testcase, failed with its evidence (a test suite per suite:\n"+
+			"check, check.hardening). Progress (one line per check) goes to stderr on a terminal. Exits 0 when\n"+
+			"every check passed, 2 when one failed, 1 on a usage or internal error.\n"+
+			"Checks: "+checkList(), stderr)
+	suite := suiteFlag(fs)
+	only := fs.String("only", "", "comma-separated check `ids` to run (default all of the suites)")
 	out := outputFlags(fs, "check")
 	defect := defectFlag(fs)
 	if stop, err := parseFlags(fs, args); stop {
@@ -33,18 +35,22 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := out.check(); err != nil {
 		return usagef("%v", err)
 	}
+	suites, err := parseSuite(*suite)
+	if err != nil {
+		return err
+	}
 	if err := enableDefect(*defect); err != nil {
 		return err
 	}
 	ids := splitList(*only)
-	list, err := checks.Select(ids)
+	list, err := checks.Select(ids, suites)
 	if err != nil {
 		return usagef("--only: %v", err)
 	}
 	total := len(list)
 	p := out.progress(stderr)
 	done := 0
-	rep, err := checks.RunAll(ctx, checks.Options{Only: ids, Progress: func(c report.Check) {
+	rep, err := checks.RunAll(ctx, checks.Options{Only: ids, Suites: suites, Progress: func(c report.Check) {
 		done++
 		p.line("%s %-20s %s (%d ms)", counter(done, total), c.ID, passFail(c.Passed), c.MS)
 	}})
@@ -58,6 +64,23 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return exit(verdict.ExitEscape)
 	}
 	return nil
+}
+
+// checkList lists the checks for --help, each suite's after the course's.
+func checkList() string {
+	var parts []string
+	for _, s := range verdict.Suites {
+		list, _ := checks.Select(nil, []verdict.Suite{s})
+		if len(list) == 0 {
+			continue
+		}
+		ids := make([]string, len(list))
+		for i, c := range list {
+			ids[i] = c.ID
+		}
+		parts = append(parts, strings.Join(ids, ", ")+" ("+string(s)+")")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // passFail is a check's verdict in a progress line.

@@ -74,6 +74,13 @@ func (o *output) progress(stderr io.Writer) *progress {
 	return newProgress(stderr, *o.quiet, *o.verbose)
 }
 
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {
 	var out []string

@@ -160,6 +160,30 @@ func noArgs(fs *flag.FlagSet) error {
 	return nil
 }
 
+// suiteFlag adds --suite, which chooses the suites whose members run.
+func suiteFlag(fs *flag.FlagSet) *string {
+	return fs.String("suite", verdict.AllSuites, "run the members of `SUITE`: "+strings.Join(suiteChoices(), ", ")+
+		"\n(the course's are reported first, exactly as the course has them)")
+}
+
+// suiteChoices are the values --suite takes.
+func suiteChoices() []string {
+	var out []string
+	for _, s := range verdict.Suites {
+		out = append(out, string(s))
+	}
+	return append(out, verdict.AllSuites)
+}
+
+// parseSuite applies --suite.
+func parseSuite(value string) ([]verdict.Suite, error) {
+	suites, err := verdict.ParseSuites(value)
+	if err != nil {
+		return nil, usagef("--suite: %v", err)
+	}
+	return suites, nil
+}
+
 // defectFlag adds --defect, which switches one planted defect on for the
 // rest of the process (the harness uses it; see 'sandboxlab mutate').
 func defectFlag(fs *flag.FlagSet) *string {

@@ -13,9 +13,13 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/icmd"
+	"gotest.tools/v3/skip"
 
+	"sandboxlab/attacks"
+	"sandboxlab/checks"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/report/verdict"
 )
 
 // bin is the sandboxlab binary built for these tests. Its directory is
@@ -142,4 +146,71 @@ func TestSiteLines(t *testing.T) {
 		line := strings.Split(string(data), "\n")[n-1]
 		assert.Check(t, is.Contains(line, "mutants.On(mutants."), "%s: %s:%d", d.ID, d.Site, n)
 	}
+}
+
+// TestSuiteFlag: check, attack and mutate take --suite course, hardening
+// or all; anything else is a usage error that names the choices, before
+// anything runs. An --only id of a suite not chosen is refused.
+func TestSuiteFlag(t *testing.T) {
+	for _, name := range []string{"check", "attack", "mutate"} {
+		help := run(t, nil, name, "--help")
+		help.Assert(t, icmd.Success)
+		assert.Check(t, is.Contains(help.Stderr(), "-suite SUITE"), name)
+		assert.Check(t, is.Contains(help.Stderr(), "course, hardening, all"), name)
+		bad := run(t, nil, name, "--suite", "courses")
+		bad.Assert(t, icmd.Expected{ExitCode: 1, Err: "sandboxlab " + name + ": --suite: "})
+		assert.Check(t, is.Contains(bad.Stderr(), `unknown suite "courses" (want course, hardening or all)`), name)
+	}
+	run(t, nil, "check", "--suite", "hardening", "--only", "exit_status").Assert(t, icmd.Expected{ExitCode: 1,
+		Err: "check exit_status is in the course suite, which is not selected (suites: hardening)"})
+	run(t, nil, "attack", "--suite", "hardening", "--only", "exfiltrate").Assert(t, icmd.Expected{ExitCode: 1,
+		Err: "attack exfiltrate is in the course suite, which is not selected (suites: hardening)"})
+	run(t, nil, "mutate", "--suite", "hardening", "--only", "no_net_ns").Assert(t, icmd.Expected{ExitCode: 1,
+		Err: "defect no_net_ns is in the course suite, which is not selected (suites: hardening)"})
+	run(t, nil, "mutate", "--suite", "course", "--replay", "x.json").Assert(t, icmd.Expected{ExitCode: 1,
+		Err: "--suite and --replay"})
+
+	res := run(t, nil, "check", "--suite", "course", "--only", cheapChecks, "--format", "json")
+	res.Assert(t, icmd.Success)
+	var rep report.Checks
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &rep))
+	assert.Check(t, is.Equal(rep.Passed, 2))
+	for _, c := range rep.Checks {
+		assert.Check(t, is.Equal(c.Suite, verdict.Course), "every check in the JSON names its suite")
+	}
+}
+
+// TestEmptySuite: a suite with no members gives an empty report and
+// exit 0, for each command.
+func TestEmptySuite(t *testing.T) {
+	hardening := []verdict.Suite{verdict.Hardening}
+	list, err := checks.Select(nil, hardening)
+	assert.NilError(t, err)
+	cells, err := attacks.Options{Suites: hardening}.Cells()
+	assert.NilError(t, err)
+	skip.If(t, len(list) > 0 || cells > 0, "the hardening suite has members")
+
+	res := run(t, nil, "check", "--suite", "hardening", "--format", "json")
+	res.Assert(t, icmd.Success)
+	var c report.Checks
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &c))
+	assert.Check(t, is.Len(c.Checks, 0))
+	run(t, nil, "check", "--suite", "hardening").Assert(t, icmd.Expected{ExitCode: 0, Out: "0 passed, 0 failed"})
+
+	res = run(t, nil, "attack", "--suite", "hardening", "--format", "json")
+	res.Assert(t, icmd.Success)
+	var a report.Attacks
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &a))
+	assert.Check(t, is.Len(a.Cells, 0))
+
+	for _, d := range mutants.All {
+		skip.If(t, d.Suite == verdict.Hardening, "the hardening suite has defects")
+	}
+	res = run(t, nil, "mutate", "--suite", "hardening", "--format", "json")
+	res.Assert(t, icmd.Success)
+	var m report.Mutation
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))
+	assert.Check(t, m.Baseline.OK)
+	assert.Check(t, is.Len(m.Defects, 0))
+	assert.Check(t, is.Equal(m.Gate, verdict.Pass))
 }

@@ -29,21 +29,26 @@ func init() {
 }
 
 func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("mutate", "[--predictions FILE] [--only id,...] [-j N] [--fail-on escape|any|never] "+formatUsage,
+	fs := newFlags("mutate", "[--predictions FILE] [--suite course|hardening|all] [--only id,...] [-j N] [--fail-on escape|any|never] "+formatUsage,
 		"Runs the correct sandbox first (the baseline: every check must pass and the attack matrix must match\n"+
-			"the predictions' baseline), then each planted defect in a process of its own: the 26 checks and the\n"+
-			"16x6 attack matrix, diffed against the predictions. Outcomes: exact, too_wide, extra, different,\n"+
+			"the predictions' baseline), then each planted defect in a process of its own: the checks and the\n"+
+			"attack matrix of its own suite (the course's: 26 checks, 16x6 cells), diffed against the predictions.\n"+
+			"Each suite's baseline is judged on its own: a broken one stops that suite's defects. The course's\n"+
+			"summary, defects and baseline are reported first, exactly as the course has them, then the\n"+
+			"hardening suite's; the gate covers both. Outcomes: exact, too_wide, extra, different,\n"+
 			"escaped (no check failed), hung. Exit codes: 0 the gate holds; 2 an unexpected escape (a defect no\n"+
 			"check caught, or an attack cell that got through, neither predicted nor known; a defect that hung\n"+
 			"counts as one); 3 another divergence (only with --fail-on any); 4 the baseline is broken; 1 usage\n"+
 			"or internal error.\n\n"+
 			"Reports: --format junit gives a testcase per defect (failed when unexpected, error when it hung,\n"+
-			"skipped when its divergence is known) and one for the baseline; --out DIR writes every format.\n"+
+			"skipped when its divergence is known) and one for the baseline, in a test suite per suite (mutate,\n"+
+			"mutate.hardening); --out DIR writes every format.\n"+
 			"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n"+
 			"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n"+
 			"Progress (defects done, elapsed, ETA) goes to stderr on a terminal, or always with --verbose.", stderr)
 	predFile := fs.String("predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
-	only := fs.String("only", "", "comma-separated defect `ids` to run (default all)")
+	suite := suiteFlag(fs)
+	only := fs.String("only", "", "comma-separated defect `ids` to run (default all of the suites; only their suites run)")
 	jobs := fs.Int("j", defaultJobs(), "defects run at once (`N`); each runs its checks and attacks one after another")
 	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape` (an unexpected escape), any (any divergence), never")
 	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one defect's run; past it the defect is reported as hung")
@@ -65,6 +70,13 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *jobs < 1 {
 		return usagef("-j: want at least 1, got %d", *jobs)
 	}
+	suites, err := parseSuite(*suite)
+	if err != nil {
+		return err
+	}
+	if *replay != "" && flagSet(fs, "suite") {
+		return usagef("--suite and --replay: a replay judges the suites the earlier run had")
+	}
 	if !mutants.Compiled {
 		return mutants.ErrNotCompiled
 	}
@@ -85,10 +97,11 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	eta := newMutateETA(out.progress(stderr), *jobs)
 	r := &harness.Runner{
-		Worker: func(ctx context.Context, defect string) *exec.Cmd {
-			return reexec.CommandContext(ctx, workerName, "--defect", defect)
+		Worker: func(ctx context.Context, defect string, suites []verdict.Suite) *exec.Cmd {
+			return reexec.CommandContext(ctx, workerName, "--defect", defect, "--suite", verdict.SuiteList(suites))
 		},
 		Predictions: preds,
+		Suites:      suites,
 		Only:        splitList(*only),
 		Jobs:        *jobs,
 		Timeout:     *timeout,
@@ -115,11 +128,25 @@ func loadPredictions(file string) (*harness.Predictions, error) {
 		}
 		name = file
 	}
-	preds, err := harness.ParsePredictions(data, harness.Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels})
+	preds, err := harness.ParsePredictions(data, universe())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return preds, nil
+}
+
+// universe is what a predictions file may name: every check and attack
+// with its suite, and every planted defect.
+func universe() harness.Universe {
+	u := harness.Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels,
+		CheckSuites: map[string]verdict.Suite{}, AttackSuites: map[string]verdict.Suite{}}
+	for _, c := range checks.All {
+		u.CheckSuites[c.ID] = c.Suite
+	}
+	for _, a := range attacks.All() {
+		u.AttackSuites[a.ID] = a.Suite
+	}
+	return u
 }
 
 // defaultJobs is one worker more than there are cores: a worker spends

@@ -19,6 +19,10 @@ type Predictions struct {
 	Version  int          `yaml:"version"`
 	Baseline Baseline     `yaml:"baseline"`
 	Defects  []Prediction `yaml:"defects"`
+
+	// u is the universe the file was checked against: the suites of its
+	// ids, and the defects to run.
+	u Universe
 }
 
 // Baseline is what the correct sandbox should do.
@@ -95,11 +99,67 @@ func kindName(k yaml.Kind) string {
 	return "value"
 }
 
-// Universe lists the ids a predictions file may name.
+// Universe lists the ids a predictions file may name, and their suites.
 type Universe struct {
 	Checks  []string
 	Attacks []string
 	Levels  int
+	// CheckSuites and AttackSuites give the suite of each check and
+	// attack; an id they lack is the course's.
+	CheckSuites  map[string]verdict.Suite
+	AttackSuites map[string]verdict.Suite
+	// Defects are the planted defects, each of which must be predicted
+	// (nil: mutants.All). The runner runs these.
+	Defects []mutants.Defect
+}
+
+// defects returns the universe's defects.
+func (u *Universe) defects() []mutants.Defect {
+	if u.Defects == nil {
+		return mutants.All
+	}
+	return u.Defects
+}
+
+// Planted returns the planted defects the predictions are about, in
+// registry order.
+func (p *Predictions) Planted() []mutants.Defect { return p.u.defects() }
+
+// Defect returns the planted defect with the given id.
+func (p *Predictions) Defect(id string) (mutants.Defect, error) {
+	for _, d := range p.u.defects() {
+		if string(d.ID) == id {
+			return d, nil
+		}
+	}
+	return mutants.Defect{}, fmt.Errorf("%w %q", mutants.ErrUnknown, id)
+}
+
+// CheckSuite returns the suite of check id.
+func (p *Predictions) CheckSuite(id string) verdict.Suite { return p.u.CheckSuites[id].OrCourse() }
+
+// AttackSuite returns the suite of attack id.
+func (p *Predictions) AttackSuite(id string) verdict.Suite { return p.u.AttackSuites[id].OrCourse() }
+
+// Members reports whether the universe has a defect, a check or an
+// attack of suite s.
+func (p *Predictions) Members(s verdict.Suite) bool {
+	for _, d := range p.u.defects() {
+		if d.Suite.OrCourse() == s {
+			return true
+		}
+	}
+	for _, c := range p.u.Checks {
+		if p.CheckSuite(c) == s {
+			return true
+		}
+	}
+	for _, a := range p.u.Attacks {
+		if p.AttackSuite(a) == s {
+			return true
+		}
+	}
+	return false
 }
 
 // ParsePredictions decodes a predictions file strictly: unknown fields,
@@ -122,27 +182,31 @@ func ParsePredictions(data []byte, u Universe) (*Predictions, error) {
 	if p.Version != 1 {
 		return nil, fmt.Errorf("version %d: want 1", p.Version)
 	}
-	if err := p.validate(u); err != nil {
+	p.u = u
+	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
-func (p *Predictions) validate(u Universe) error {
-	v := &validator{u: u, checks: set(u.Checks), attacks: set(u.Attacks)}
+func (p *Predictions) validate() error {
+	v := &validator{p: p, u: p.u, checks: set(p.u.Checks), attacks: set(p.u.Attacks)}
 	v.baseline(p.Baseline)
 	seen := map[string]int{}
 	for _, d := range p.Defects {
-		if _, err := mutants.Lookup(d.ID.Value); err != nil {
+		def, err := p.Defect(d.ID.Value)
+		if err != nil {
 			v.fail(d.ID.Line, "unknown defect %q", d.ID.Value)
 		}
 		if first, dup := seen[d.ID.Value]; dup {
 			v.fail(d.ID.Line, "defect %s is predicted twice (first on line %d)", d.ID.Value, first)
 		}
 		seen[d.ID.Value] = d.ID.Line
-		v.defect(d)
+		// An unknown defect's suite is unknown: its ids are checked
+		// against no suite.
+		v.defect(d, def.Suite.OrCourse(), err == nil)
 	}
-	for _, d := range mutants.All {
+	for _, d := range p.u.defects() {
 		if _, ok := seen[string(d.ID)]; !ok {
 			v.errs = append(v.errs, fmt.Sprintf("defect %s has no prediction", d.ID))
 		}
@@ -156,6 +220,7 @@ func (p *Predictions) validate(u Universe) error {
 // validator collects every error of a predictions file, each naming its
 // line where it has one.
 type validator struct {
+	p               *Predictions
 	u               Universe
 	checks, attacks map[string]bool
 	errs            []string
@@ -173,6 +238,8 @@ func (v *validator) baseline(b Baseline) {
 			v.errs = append(v.errs, fmt.Sprintf("baseline: unknown attack %q (known: %s)", a, strings.Join(v.u.Attacks, ", ")))
 		} else if lvl < 0 || lvl >= v.u.Levels {
 			v.errs = append(v.errs, fmt.Sprintf("baseline: %s: level %d out of 0..%d", a, lvl, v.u.Levels-1))
+		} else if s := v.p.AttackSuite(a); !s.HasLevel(lvl) {
+			v.errs = append(v.errs, fmt.Sprintf("baseline: %s: level %d, which the %s suite's matrix does not have", a, lvl, s))
 		}
 	}
 	for _, a := range v.u.Attacks {
@@ -182,13 +249,18 @@ func (v *validator) baseline(b Baseline) {
 	}
 }
 
-// defect checks one prediction's checks, cells and known divergence.
-func (v *validator) defect(d Prediction) {
+// defect checks one prediction's checks, cells and known divergence. A
+// defect's run is judged by the checks and attacks of its own suite only,
+// so naming another suite's could never come true: when the defect is
+// known (suited), each id must be of its suite.
+func (v *validator) defect(d Prediction, suite verdict.Suite, suited bool) {
 	id := d.ID.Value
 	dupCheck := map[string]bool{}
 	for _, c := range d.Checks {
 		if !v.checks[c.Value] {
 			v.fail(c.Line, "%s: unknown check %q", id, c.Value)
+		} else if s := v.p.CheckSuite(c.Value); suited && s != suite {
+			v.fail(c.Line, "%s: check %s is of the %s suite, and a %s defect is judged by its own suite's checks only", id, c.Value, s, suite)
 		}
 		if dupCheck[c.Value] {
 			v.fail(c.Line, "%s: check %s listed twice", id, c.Value)
@@ -205,18 +277,22 @@ func (v *validator) defect(d Prediction) {
 			v.fail(c.Line, "%s: unknown attack %q", id, cell.Attack)
 		case lvl >= v.u.Levels:
 			v.fail(c.Line, "%s: level %d out of 0..%d", id, lvl, v.u.Levels-1)
+		case suited && v.p.AttackSuite(cell.Attack) != suite:
+			v.fail(c.Line, "%s: attack %s is of the %s suite, and a %s defect is judged by its own suite's attacks only", id, cell.Attack, v.p.AttackSuite(cell.Attack), suite)
+		case !v.p.AttackSuite(cell.Attack).HasLevel(lvl):
+			v.fail(c.Line, "%s: %s: the %s suite's matrix has no level %d", id, c.Value, v.p.AttackSuite(cell.Attack), lvl)
 		case dupCell[c.Value]:
 			v.fail(c.Line, "%s: cell %s listed twice", id, c.Value)
 		}
 		dupCell[c.Value] = true
 	}
 	if d.Known != nil {
-		v.known(id, d.ID.Line, d.Known)
+		v.known(id, d.ID.Line, d.Known, suite, suited)
 	}
 }
 
 // known checks a known divergence: what it names, and that it says why.
-func (v *validator) known(id string, line int, k *Known) {
+func (v *validator) known(id string, line int, k *Known, suite verdict.Suite, suited bool) {
 	if k.Outcome == "" && len(k.Attacks) == 0 {
 		v.fail(line, "%s: a known divergence names an outcome, attack cells or both", id)
 	}
@@ -224,8 +300,14 @@ func (v *validator) known(id string, line int, k *Known) {
 		v.fail(line, "%s: known outcome %q (want one of %s)", id, k.Outcome, knownOutcomeList())
 	}
 	for _, c := range k.Attacks {
-		if cell, _, ok := levelCell(c.Value); !ok || !v.attacks[cell.Attack] {
+		cell, lvl, ok := levelCell(c.Value)
+		switch s := v.p.AttackSuite(cell.Attack); {
+		case !ok || !v.attacks[cell.Attack]:
 			v.fail(c.Line, "%s: known %q is not an attack cell", id, c.Value)
+		case suited && s != suite:
+			v.fail(c.Line, "%s: known %s: attack %s is of the %s suite, and a %s defect is judged by its own suite's attacks only", id, c.Value, cell.Attack, s, suite)
+		case !s.HasLevel(lvl):
+			v.fail(c.Line, "%s: known %s: the %s suite's matrix has no level %d", id, c.Value, s, lvl)
 		}
 	}
 	if strings.TrimSpace(k.Why) == "" {

@@ -100,3 +100,53 @@ func TestTheProjectPredictionsParse(t *testing.T) {
 	assert.Check(t, !strings.Contains(err.Error(), "has no prediction"), err)
 	assert.Check(t, !strings.Contains(err.Error(), "predicted twice"), err)
 }
+
+// TestParsePredictionsSuites: a defect is judged by its own suite's
+// checks and attacks only, so a prediction naming another suite's is
+// refused, as is a cell at a level its attack's suite does not have.
+func TestParsePredictionsSuites(t *testing.T) {
+	p, err := ParsePredictions([]byte(valid2(nil)), universe2)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(p.CheckSuite("vault_sealed"), verdict.Hardening))
+	assert.Check(t, is.Equal(p.AttackSuite("runaway_loop"), verdict.Course))
+	d, err := p.Defect(vaultOpen)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(d.Suite, verdict.Hardening))
+	assert.Check(t, p.Members(verdict.Hardening))
+
+	hard := func(body string) map[mutants.ID]string {
+		return map[mutants.ID]string{vaultOpen: "  - id: vault_open\n    summary: s\n" + body}
+	}
+	course := func(body string) map[mutants.ID]string {
+		return map[mutants.ID]string{mutants.All[0].ID: fmt.Sprintf("  - id: %s\n    summary: s\n%s", mutants.All[0].ID, body)}
+	}
+	for _, c := range []struct {
+		name string
+		edit map[mutants.ID]string
+		want string
+	}{
+		{"course check for a hardening defect", hard("    checks: [vault_sealed, wall_timeout]\n    attacks: []\n"),
+			"vault_open: check wall_timeout is of the course suite, and a hardening defect is judged by its own suite's checks only"},
+		{"hardening check for a course defect", course("    checks: [vault_sealed]\n    attacks: []\n"),
+			"line 10: fail_open: check vault_sealed is of the hardening suite, and a course defect is judged by its own suite's checks only"},
+		{"hardening cell for a course defect", course("    checks: []\n    attacks: [vault_raid@L6]\n"),
+			"fail_open: attack vault_raid is of the hardening suite, and a course defect is judged by its own suite's attacks only"},
+		{"course cell at L6", map[mutants.ID]string{mutants.All[0].ID: "  - id: fail_open\n    summary: s\n    checks: []\n    attacks: [runaway_loop@L6]\n"},
+			"fail_open: runaway_loop@L6: the course suite's matrix has no level 6"},
+		{"known cell of another suite", hard("    checks: [vault_sealed]\n    attacks: []\n    known: {attacks: [runaway_loop@L3], why: w}\n"),
+			"vault_open: known runaway_loop@L3: attack runaway_loop is of the course suite"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParsePredictions([]byte(valid2(c.edit)), universe2)
+			assert.Check(t, is.ErrorContains(err, c.want))
+		})
+	}
+
+	_, err = ParsePredictions([]byte(strings.Replace(valid2(nil), "    runaway_loop: 1\n", "    runaway_loop: 6\n", 1)), universe2)
+	assert.Check(t, is.ErrorContains(err, "baseline: runaway_loop: level 6, which the course suite's matrix does not have"))
+
+	missing := strings.Replace(valid2(nil), "  - id: vault_open\n", "  - id: vault_shut\n", 1)
+	_, err = ParsePredictions([]byte(missing), universe2)
+	assert.Check(t, is.ErrorContains(err, `unknown defect "vault_shut"`))
+	assert.Check(t, is.ErrorContains(err, "defect vault_open has no prediction"))
+}

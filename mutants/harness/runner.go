@@ -37,14 +37,26 @@ type Progress struct {
 
 // Runner runs the baseline and then each defect in a process of its own,
 // and diffs the results against the predictions.
+//
+// Each defect is judged by the checks and attacks of its own suite only:
+// its worker runs that suite's, and its new escapes are those of the
+// suite's cells that the baseline stops. The baseline runs every suite of
+// the run at once, and is judged suite by suite: a suite whose baseline
+// is broken runs none of its defects, the others run theirs. So a course
+// defect's outcome is the course's measure of it, whatever the hardening
+// suite holds.
 type Runner struct {
 	// Worker returns the command for one worker with defect id switched
-	// on ("" for the correct sandbox). Its standard output must be one
-	// WorkerResult in JSON.
-	Worker func(ctx context.Context, defect string) *exec.Cmd
-	// Predictions are what the runs are compared with.
+	// on ("" for the correct sandbox) that runs the checks and attacks of
+	// suites. Its standard output must be one WorkerResult in JSON.
+	Worker func(ctx context.Context, defect string, suites []verdict.Suite) *exec.Cmd
+	// Predictions are what the runs are compared with; their universe
+	// gives the defects to run and the suite of every id.
 	Predictions *Predictions
-	// Only lists the defects to run (all when empty).
+	// Suites lists the suites to run (all when empty).
+	Suites []verdict.Suite
+	// Only lists the defects to run (all of the suites when empty); the
+	// run then keeps only the suites of those defects.
 	Only []string
 	// Jobs is how many defects run at once.
 	Jobs int
@@ -64,21 +76,27 @@ type Runner struct {
 // Baseline.OK false and no defects.
 func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 	start := time.Now()
-	list, err := r.defects()
+	list, suites, err := r.selection()
 	if err != nil {
 		return nil, err
 	}
 	m := &report.Mutation{Identity: r.Identity, Jobs: r.Jobs, Defects: []report.Defect{}}
-	base, err := r.work(ctx, "")
+	base, err := r.work(ctx, "", suites)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	m.Baseline = r.judgeBaseline(base, err)
-	if r.Progress != nil {
-		r.Progress(Progress{Done: 0, Total: len(list), Elapsed: time.Since(start)})
+	m.Baseline, m.Suites = r.judgeBaseline(suites, list, base, err)
+	var run []mutants.Defect
+	for _, d := range list {
+		if res, ok := m.SuiteResult(d.Suite.OrCourse()); ok && res.BaselineOK {
+			run = append(run, d)
+		}
 	}
-	if m.Baseline.OK {
-		m.Defects = r.runDefects(ctx, list, base.result, start)
+	if r.Progress != nil {
+		r.Progress(Progress{Done: 0, Total: len(run), Elapsed: time.Since(start)})
+	}
+	if len(run) > 0 {
+		m.Defects = r.runDefects(ctx, run, base.result, start)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -88,14 +106,16 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 	return m, nil
 }
 
-// finish counts the outcomes and decides the gate.
+// finish counts the outcomes and decides the gates: each suite's, and
+// the run's, which fails when any suite's does.
 func finish(m *report.Mutation, failOn verdict.FailOn) {
 	m.FailOn = failOn
 	m.Tally()
-	m.Gate = verdict.Pass
-	if !m.Baseline.OK || gateFails(m, failOn) {
-		m.Gate = verdict.Fail
+	for i := range m.Suites {
+		s := &m.Suites[i]
+		s.Gate = failOn.Decide(s.BaselineOK, s.Summary.Unexpected, s.Summary.UnexpectedEscapes)
 	}
+	m.Gate = failOn.Decide(m.Baseline.OK, m.Summary.Unexpected, m.Summary.UnexpectedEscapes)
 }
 
 // Rejudge diffs the facts of an earlier run (a report of 'mutate', read
@@ -108,9 +128,12 @@ func Rejudge(prev *report.Mutation, preds *Predictions, failOn verdict.FailOn) (
 		return nil, errors.New("the report has no baseline to compare with (was the baseline broken?)")
 	}
 	m := &report.Mutation{Identity: prev.Identity, Jobs: prev.Jobs, MS: prev.MS, Defects: []report.Defect{}}
-	m.Baseline = judgeBaselineReports(preds, prev.Baseline.Checks, prev.Baseline.Attacks, prev.Baseline.MS)
+	suites := prevSuites(prev)
+	var problems map[verdict.Suite][]string
+	m.Baseline, problems = judgeBaselineReports(preds, suites, prev.Baseline.Checks, prev.Baseline.Attacks, prev.Baseline.MS)
+	m.Suites = suiteResults(suites, problems)
 	for _, pd := range prev.Defects {
-		d, err := mutants.Lookup(pd.ID)
+		d, err := preds.Defect(pd.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -139,34 +162,62 @@ func ExitCode(m *report.Mutation) int {
 	return verdict.ExitDivergence
 }
 
-func gateFails(m *report.Mutation, failOn verdict.FailOn) bool {
-	switch failOn {
-	case verdict.FailOnNever:
-		return false
-	case verdict.FailOnAny:
-		return m.Summary.Unexpected > 0
+// prevSuites returns the suites an earlier run had members of, in report
+// order (a report from before suites: the course).
+func prevSuites(prev *report.Mutation) []verdict.Suite {
+	has := map[verdict.Suite]bool{}
+	for _, r := range prev.Suites {
+		has[r.Suite.OrCourse()] = true
 	}
-	return m.Summary.UnexpectedEscapes > 0
+	for _, d := range prev.Defects {
+		has[d.Suite.OrCourse()] = true
+	}
+	for _, c := range prev.Baseline.Checks.Checks {
+		has[c.Suite.OrCourse()] = true
+	}
+	for _, a := range prev.Baseline.Attacks.Attacks {
+		has[prev.Baseline.Attacks.SuiteOf(a)] = true
+	}
+	var out []verdict.Suite
+	for _, s := range verdict.Suites {
+		if has[s] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
-func (r *Runner) defects() ([]mutants.Defect, error) {
-	if len(r.Only) == 0 {
-		return mutants.All, nil
-	}
-	var out []mutants.Defect
+// selection returns the defects to run, in registry order, and the
+// suites of the run: those selected, or with Only those of the defects
+// named. An id of Only that names no defect, or one of a suite not
+// selected, is an error.
+func (r *Runner) selection() ([]mutants.Defect, []verdict.Suite, error) {
 	want := map[string]bool{}
 	for _, id := range r.Only {
-		if _, err := mutants.Lookup(id); err != nil {
-			return nil, err
+		d, err := r.Predictions.Defect(id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w (known: %s)", err, strings.Join(mutants.IDs(), ", "))
+		}
+		if !d.Suite.In(r.Suites) {
+			return nil, nil, fmt.Errorf("defect %s is in the %s suite, which is not selected (suites: %s)", id, d.Suite, verdict.SuiteList(r.Suites))
 		}
 		want[id] = true
 	}
-	for _, d := range mutants.All {
-		if want[string(d.ID)] {
-			out = append(out, d)
+	var list []mutants.Defect
+	named := map[verdict.Suite]bool{}
+	for _, d := range r.Predictions.Planted() {
+		if d.Suite.In(r.Suites) && (len(want) == 0 || want[string(d.ID)]) {
+			list = append(list, d)
+			named[d.Suite.OrCourse()] = true
 		}
 	}
-	return out, nil
+	var suites []verdict.Suite
+	for _, s := range verdict.Suites {
+		if s.In(r.Suites) && (len(want) == 0 || named[s]) {
+			suites = append(suites, s)
+		}
+	}
+	return list, suites, nil
 }
 
 // runDefects runs the defects, Jobs at a time, and returns their results
@@ -188,7 +239,7 @@ func (r *Runner) runDefects(ctx context.Context, list []mutants.Defect, base *Wo
 				return
 			}
 			defer func() { <-sem }()
-			res, err := r.work(ctx, string(d.ID))
+			res, err := r.work(ctx, string(d.ID), []verdict.Suite{d.Suite.OrCourse()})
 			out[i] = r.judge(d, res, err, base)
 			mu.Lock()
 			done++
@@ -215,7 +266,7 @@ var errHung = errors.New("hung")
 // work runs one worker. Everything it leaves behind is cleaned up: its
 // processes, whatever they forked (found by their tags and by a control
 // group when one can be made), and its temporary directory.
-func (r *Runner) work(ctx context.Context, defect string) (workResult, error) {
+func (r *Runner) work(ctx context.Context, defect string, suites []verdict.Suite) (workResult, error) {
 	start := time.Now()
 	tmp, err := os.MkdirTemp("", "sandboxlab-mutant-")
 	if err != nil {
@@ -228,7 +279,7 @@ func (r *Runner) work(ctx context.Context, defect string) (workResult, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
-	cmd := r.Worker(wctx, defect)
+	cmd := r.Worker(wctx, defect, suites)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Dir = tmp
 	var stdout, stderr bytes.Buffer
@@ -275,22 +326,75 @@ func lastLine(s string) string {
 	return s
 }
 
-// judgeBaseline checks the correct sandbox: every check passes and each
-// attack is first stopped at the predicted level.
-func (r *Runner) judgeBaseline(w workResult, err error) report.Baseline {
-	if err != nil {
-		b := report.Baseline{Expected: r.Predictions.Baseline.Attacks, MS: w.ms}
-		b.Problems = []string{"the baseline run failed: " + err.Error()}
-		return b
+// judgeBaseline checks the correct sandbox, suite by suite: every check
+// passes and each attack is first stopped at the predicted level. It
+// returns the baseline and the share of each suite of the run that has
+// members (a defect to run, a check or an attack).
+func (r *Runner) judgeBaseline(suites []verdict.Suite, list []mutants.Defect, w workResult, err error) (report.Baseline, []report.SuiteResult) {
+	var members []verdict.Suite
+	for _, s := range suites {
+		has := r.Predictions.Members(s)
+		for _, d := range list {
+			has = has || d.Suite.OrCourse() == s
+		}
+		if w.result != nil {
+			has = has || len(w.result.Checks.InSuite(s).Checks) > 0 || len(w.result.Attacks.InSuite(s).Attacks) > 0
+		}
+		if has {
+			members = append(members, s)
+		}
 	}
-	return judgeBaselineReports(r.Predictions, w.result.Checks, w.result.Attacks, w.ms)
+	if err != nil {
+		b := report.Baseline{Expected: expectedIn(r.Predictions, suites), MS: w.ms}
+		b.Problems = []string{"the baseline run failed: " + err.Error()}
+		problems := map[verdict.Suite][]string{}
+		for _, s := range members {
+			problems[s] = b.Problems
+		}
+		return b, suiteResults(members, problems)
+	}
+	b, problems := judgeBaselineReports(r.Predictions, suites, w.result.Checks, w.result.Attacks, w.ms)
+	return b, suiteResults(members, problems)
 }
 
-func judgeBaselineReports(preds *Predictions, checks *report.Checks, attacks *report.Attacks, ms int64) report.Baseline {
-	b := report.Baseline{Expected: preds.Baseline.Attacks, MS: ms, Problems: []string{}, Checks: checks, Attacks: attacks}
+// suiteResults returns the share of each of suites in the baseline: ok
+// when it has no problem. The summaries and gates are filled later.
+func suiteResults(suites []verdict.Suite, problems map[verdict.Suite][]string) []report.SuiteResult {
+	var out []report.SuiteResult
+	for _, s := range suites {
+		p := problems[s]
+		if p == nil {
+			p = []string{}
+		}
+		out = append(out, report.SuiteResult{Suite: s, BaselineOK: len(p) == 0, Problems: p})
+	}
+	return out
+}
+
+// expectedIn returns the predicted first stops of the attacks of suites.
+func expectedIn(preds *Predictions, suites []verdict.Suite) map[string]int {
+	out := map[string]int{}
+	for a, l := range preds.Baseline.Attacks {
+		if preds.AttackSuite(a).In(suites) {
+			out[a] = l
+		}
+	}
+	return out
+}
+
+// judgeBaselineReports judges the baseline's checks and matrix for the
+// suites given, and returns the baseline and each suite's problems.
+func judgeBaselineReports(preds *Predictions, suites []verdict.Suite, checks *report.Checks, attacks *report.Attacks, ms int64) (report.Baseline, map[verdict.Suite][]string) {
+	b := report.Baseline{Expected: expectedIn(preds, suites), MS: ms, Problems: []string{}, Checks: checks, Attacks: attacks}
+	problems := map[verdict.Suite][]string{}
+	add := func(s verdict.Suite, format string, args ...any) {
+		p := fmt.Sprintf(format, args...)
+		b.Problems = append(b.Problems, p)
+		problems[s] = append(problems[s], p)
+	}
 	for _, c := range b.Checks.Checks {
-		if !c.Passed {
-			b.Problems = append(b.Problems, fmt.Sprintf("check %s fails on the correct sandbox: %s", c.ID, c.Evidence))
+		if !c.Passed && c.Suite.In(suites) {
+			add(c.Suite.OrCourse(), "check %s fails on the correct sandbox: %s", c.ID, c.Evidence)
 		}
 	}
 	names := make([]string, 0, len(b.Expected))
@@ -301,15 +405,15 @@ func judgeBaselineReports(preds *Predictions, checks *report.Checks, attacks *re
 	for _, a := range names {
 		want := b.Expected[a]
 		got, ok := b.Attacks.FirstStopped[a]
-		switch {
+		switch s := preds.AttackSuite(a); {
 		case !ok:
-			b.Problems = append(b.Problems, fmt.Sprintf("attack %s was not run", a))
+			add(s, "attack %s was not run", a)
 		case got != want:
-			b.Problems = append(b.Problems, fmt.Sprintf("attack %s is first stopped at %s, expected L%d", a, levelName(got), want))
+			add(s, "attack %s is first stopped at %s, expected L%d", a, levelName(got), want)
 		}
 	}
 	b.OK = len(b.Problems) == 0
-	return b
+	return b, problems
 }
 
 func levelName(l int) string {
@@ -328,13 +432,15 @@ type facts struct {
 	ms         int64
 }
 
-// judge diffs one defect's run against its prediction and the baseline.
+// judge diffs one defect's run against its prediction and the baseline,
+// by the checks and cells of the defect's suite only.
 func (r *Runner) judge(d mutants.Defect, w workResult, err error, base *WorkerResult) report.Defect {
 	f := facts{err: err, hung: w.hung, ms: w.ms, failed: []string{}, newEscapes: []string{}}
 	if err == nil {
-		f.failed = w.result.Checks.FailedIDs()
-		baseEscaped := set(base.Attacks.Escaped())
-		for _, c := range w.result.Attacks.Escaped() {
+		s := d.Suite.OrCourse()
+		f.failed = w.result.Checks.InSuite(s).FailedIDs()
+		baseEscaped := set(base.Attacks.InSuite(s).Escaped())
+		for _, c := range w.result.Attacks.InSuite(s).Escaped() {
 			if !baseEscaped[c] {
 				f.newEscapes = append(f.newEscapes, c)
 			}
@@ -347,7 +453,7 @@ func (r *Runner) judge(d mutants.Defect, w workResult, err error, base *WorkerRe
 func judgeFacts(preds *Predictions, d mutants.Defect, f facts) report.Defect {
 	p := preds.Lookup(string(d.ID))
 	out := report.Defect{
-		ID: string(d.ID), Summary: d.Summary, Site: d.Site, MS: f.ms,
+		ID: string(d.ID), Suite: d.Suite.OrCourse(), Summary: d.Summary, Site: d.Site, MS: f.ms,
 		FailedChecks: []string{}, EscapedAttacks: []string{}, Unexpected: []string{},
 		PredictedChecks: p.CheckIDs(), PredictedAttacks: p.Cells(),
 	}

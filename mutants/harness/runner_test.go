@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,15 +97,16 @@ func TestJudge(t *testing.T) {
 }
 
 // fakeWorkers writes one canned result per defect and returns a Worker
-// that prints it with cat (or sleeps, for the ids in hang).
-func fakeWorkers(t *testing.T, results map[string]*WorkerResult, hang ...string) func(context.Context, string) *exec.Cmd {
+// that prints it with cat (or sleeps, for the ids in hang). It prints
+// the result whatever suites it is asked for.
+func fakeWorkers(t *testing.T, results map[string]*WorkerResult, hang ...string) func(context.Context, string, []verdict.Suite) *exec.Cmd {
 	dir := t.TempDir()
 	for id, r := range results {
 		b, err := json.Marshal(r)
 		assert.NilError(t, err)
 		assert.NilError(t, os.WriteFile(filepath.Join(dir, id+".json"), b, 0o644))
 	}
-	return func(ctx context.Context, defect string) *exec.Cmd {
+	return func(ctx context.Context, defect string, _ []verdict.Suite) *exec.Cmd {
 		if contains(hang, defect) {
 			return exec.CommandContext(ctx, "sleep", "60")
 		}
@@ -213,9 +216,9 @@ func TestRunnerInterruptLeavesNothing(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	results := map[string]*WorkerResult{"": result(nil)}
 	tag := fmt.Sprintf("sandboxlab-runner-test-%d", os.Getpid())
-	worker := func(ctx context.Context, defect string) *exec.Cmd {
+	worker := func(ctx context.Context, defect string, suites []verdict.Suite) *exec.Cmd {
 		if defect == "" {
-			return fakeWorkers(t, results)(ctx, "")
+			return fakeWorkers(t, results)(ctx, "", suites)
 		}
 		// A worker that leaves a grandchild behind in a session of its own.
 		return exec.CommandContext(ctx, "sh", "-c", "setsid sleep 60 "+tag+" & sleep 60", "worker")
@@ -240,4 +243,228 @@ func TestRunnerInterruptLeavesNothing(t *testing.T) {
 	}
 	os.Remove(filepath.Join(pidsHierarchy, "sandboxlab-probe"))
 	assert.Check(t, is.Equal(strings.TrimSpace(string(out)), ""), "a worker's grandchild survived")
+}
+
+// Two suites: the course's defects as the registry has them, and a
+// made-up hardening defect with a hardening check and attack of its own
+// that run at L6 too.
+
+const vaultOpen = "vault_open"
+
+var universe2 = Universe{
+	Checks: append(slices.Clone(universe.Checks), "vault_sealed"), Attacks: append(slices.Clone(universe.Attacks), "vault_raid"), Levels: 7,
+	CheckSuites:  map[string]verdict.Suite{"wall_timeout": verdict.Course, "timeout_flag": verdict.Course, "file_links": verdict.Course, "vault_sealed": verdict.Hardening},
+	AttackSuites: map[string]verdict.Suite{"runaway_loop": verdict.Course, "file_api_symlink": verdict.Course, "vault_raid": verdict.Hardening},
+	Defects: append(slices.Clone(mutants.All),
+		mutants.Defect{ID: vaultOpen, Summary: "the vault is left open", Site: "sandbox/vault.go", Suite: verdict.Hardening}),
+}
+
+// valid2 is valid with the hardening suite's baseline and prediction.
+func valid2(edit map[mutants.ID]string) string {
+	y := strings.Replace(valid(edit), "    file_api_symlink: 0\n", "    file_api_symlink: 0\n    vault_raid: 6\n", 1)
+	if e, ok := edit[vaultOpen]; ok {
+		return y + e
+	}
+	return y + "  - id: vault_open\n    summary: s\n    checks: [vault_sealed]\n    attacks: [vault_raid@L6]\n"
+}
+
+func predictions2(t *testing.T, edit map[mutants.ID]string) *Predictions {
+	p, err := ParsePredictions([]byte(valid2(edit)), universe2)
+	assert.NilError(t, err)
+	return p
+}
+
+// result2 builds a worker's report over both suites, as a worker asked
+// for both would print it: the checks that failed, the cells that
+// escaped (besides those the correct sandbox lets through).
+func result2(failed []string, escaped ...string) *WorkerResult {
+	r := &WorkerResult{Checks: &report.Checks{}, Attacks: &report.Attacks{Attacks: universe2.Attacks, Suites: universe2.AttackSuites, Levels: []int{0, 1, 2, 3, 4, 5, 6}}}
+	for _, c := range universe2.Checks {
+		r.Checks.Checks = append(r.Checks.Checks, report.Check{ID: c, Suite: universe2.CheckSuites[c], Passed: !contains(failed, c)})
+	}
+	r.Checks.Tally()
+	first := map[string]int{"runaway_loop": 1, "file_api_symlink": 0, "vault_raid": 6}
+	for _, a := range universe2.Attacks {
+		for _, l := range r.Attacks.Levels {
+			if !universe2.AttackSuites[a].HasLevel(l) {
+				continue
+			}
+			c := report.Cell{Attack: a, Level: l, Escaped: l < first[a] || contains(escaped, verdict.AtLevel(a, l).String())}
+			r.Attacks.Cells = append(r.Attacks.Cells, c)
+		}
+	}
+	r.Attacks.Summarize()
+	return r
+}
+
+// suiteWorkers is fakeWorkers that also records the suites each worker
+// was asked to run.
+func suiteWorkers(t *testing.T, results map[string]*WorkerResult) (func(context.Context, string, []verdict.Suite) *exec.Cmd, map[string]string) {
+	var mu sync.Mutex
+	asked := map[string]string{}
+	fake := fakeWorkers(t, results)
+	return func(ctx context.Context, defect string, suites []verdict.Suite) *exec.Cmd {
+		mu.Lock()
+		asked[defect] = verdict.SuiteList(suites)
+		mu.Unlock()
+		return fake(ctx, defect, suites)
+	}, asked
+}
+
+// TestRunnerTwoSuites: each defect is judged by its own suite's checks
+// and cells only, and its worker is asked for its suite alone; the
+// baseline runs both.
+func TestRunnerTwoSuites(t *testing.T) {
+	results := map[string]*WorkerResult{"": result2(nil)}
+	for _, d := range mutants.All {
+		// Each course defect also breaks the hardening suite's check and
+		// cell: the course's verdicts must not see it.
+		results[string(d.ID)] = result2([]string{"wall_timeout", "vault_sealed"}, "vault_raid@L6")
+	}
+	// The hardening defect also breaks a course check and cell, which
+	// must not count for it.
+	results[vaultOpen] = result2([]string{"vault_sealed", "file_links"}, "vault_raid@L6", "runaway_loop@L4")
+	worker, asked := suiteWorkers(t, results)
+	r := &Runner{Worker: worker, Predictions: predictions2(t, nil), Jobs: 4, Timeout: 5 * time.Second, FailOn: verdict.FailOnAny}
+	m, err := r.Run(context.Background())
+	assert.NilError(t, err)
+
+	assert.Check(t, is.Equal(asked[""], "course,hardening"), "the baseline runs every suite")
+	assert.Check(t, is.Equal(asked[string(mutants.NoNetNS)], "course"))
+	assert.Check(t, is.Equal(asked[vaultOpen], "hardening"))
+
+	assert.Check(t, m.Baseline.OK, "%v", m.Baseline.Problems)
+	assert.Check(t, is.Equal(m.Gate, verdict.Pass), "every result is predicted, by its own suite")
+	assert.Check(t, is.Equal(ExitCode(m), 0))
+	assert.Assert(t, is.Len(m.Defects, len(mutants.All)+1))
+	for _, d := range m.Defects[:len(mutants.All)] {
+		assert.Check(t, is.Equal(d.Suite, verdict.Course), d.ID)
+		assert.Check(t, is.DeepEqual(d.FailedChecks, []string{"wall_timeout"}), d.ID)
+		assert.Check(t, is.DeepEqual(d.EscapedAttacks, []string{}), d.ID)
+		assert.Check(t, is.Equal(d.Outcome, verdict.Exact), d.ID)
+	}
+	h := m.Defects[len(mutants.All)]
+	assert.Check(t, is.Equal(h.ID, vaultOpen), "the hardening suite's defects come after the course's")
+	assert.Check(t, is.Equal(h.Suite, verdict.Hardening))
+	assert.Check(t, is.DeepEqual(h.FailedChecks, []string{"vault_sealed"}))
+	assert.Check(t, is.DeepEqual(h.EscapedAttacks, []string{"vault_raid@L6"}))
+	assert.Check(t, is.Equal(h.Outcome, verdict.Exact))
+	assert.Check(t, is.Len(h.Unexpected, 0))
+
+	assert.Assert(t, is.Len(m.Suites, 2))
+	assert.Check(t, is.DeepEqual(m.Suites[0], report.SuiteResult{Suite: verdict.Course, BaselineOK: true, Problems: []string{},
+		Summary: report.Summary{Defects: len(mutants.All), Caught: len(mutants.All), Exact: len(mutants.All)}, Gate: verdict.Pass}))
+	assert.Check(t, is.DeepEqual(m.Suites[1], report.SuiteResult{Suite: verdict.Hardening, BaselineOK: true, Problems: []string{},
+		Summary: report.Summary{Defects: 1, Caught: 1, Exact: 1}, Gate: verdict.Pass}))
+
+	// Every format of the report agrees.
+	dir := t.TempDir()
+	_, err = report.WriteAll(dir, "mutate", m)
+	assert.NilError(t, err)
+	assert.Check(t, report.CrossCheck(dir))
+
+	// A hardening escape fails the run's gate and the hardening suite's,
+	// not the course's.
+	results[vaultOpen] = result2(nil)
+	worker, _ = suiteWorkers(t, results)
+	r.Worker, r.FailOn = worker, verdict.FailOnEscape
+	m, err = r.Run(context.Background())
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(ExitCode(m), 2))
+	assert.Check(t, is.Equal(m.Suites[0].Gate, verdict.Pass))
+	assert.Check(t, is.Equal(m.Suites[1].Gate, verdict.Fail))
+	assert.Check(t, is.Equal(m.Suites[1].Summary.UnexpectedEscapes, 1))
+}
+
+// TestRunnerSuiteBaselineBroken: a broken hardening baseline stops the
+// hardening defects, not the course's; the gate fails on it.
+func TestRunnerSuiteBaselineBroken(t *testing.T) {
+	results := map[string]*WorkerResult{"": result2([]string{"vault_sealed"})}
+	for _, d := range mutants.All {
+		results[string(d.ID)] = result2([]string{"wall_timeout"})
+	}
+	worker, asked := suiteWorkers(t, results)
+	r := &Runner{Worker: worker, Predictions: predictions2(t, nil), Jobs: 4, Timeout: 5 * time.Second, FailOn: verdict.FailOnEscape}
+	m, err := r.Run(context.Background())
+	assert.NilError(t, err)
+	assert.Check(t, !m.Baseline.OK)
+	assert.Check(t, is.DeepEqual(m.Baseline.Problems, []string{"check vault_sealed fails on the correct sandbox: "}))
+	assert.Check(t, is.Len(m.Defects, len(mutants.All)), "the course's defects ran")
+	_, ran := asked[vaultOpen]
+	assert.Check(t, !ran, "the hardening defect did not")
+	assert.Check(t, m.Suites[0].BaselineOK)
+	assert.Check(t, !m.Suites[1].BaselineOK)
+	assert.Check(t, is.Equal(m.Suites[0].Gate, verdict.Pass))
+	assert.Check(t, is.Equal(m.Suites[1].Gate, verdict.Fail))
+	assert.Check(t, is.Equal(m.Gate, verdict.Fail))
+	assert.Check(t, is.Equal(ExitCode(m), 4))
+}
+
+// TestRunnerSuiteSelection: --suite and --only choose the suites run.
+func TestRunnerSuiteSelection(t *testing.T) {
+	results := map[string]*WorkerResult{"": result2(nil), vaultOpen: result2([]string{"vault_sealed"}, "vault_raid@L6")}
+	for _, d := range mutants.All {
+		results[string(d.ID)] = result2([]string{"wall_timeout"})
+	}
+	run := func(suites []verdict.Suite, only ...string) (*report.Mutation, map[string]string, error) {
+		worker, asked := suiteWorkers(t, results)
+		r := &Runner{Worker: worker, Predictions: predictions2(t, nil), Suites: suites, Only: only, Jobs: 4, Timeout: 5 * time.Second, FailOn: verdict.FailOnAny}
+		m, err := r.Run(context.Background())
+		return m, asked, err
+	}
+	course := []verdict.Suite{verdict.Course}
+	m, asked, err := run(course)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(asked[""], "course"))
+	assert.Check(t, is.Len(m.Defects, len(mutants.All)))
+	assert.Check(t, is.Len(m.Suites, 1))
+	_, hasVault := m.Baseline.Expected["vault_raid"]
+	assert.Check(t, !hasVault, "the expectations are those of the suites run")
+
+	m, asked, err = run(nil, vaultOpen)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(asked[""], "hardening"), "--only keeps the suites of the defects it names")
+	assert.Check(t, is.Len(m.Defects, 1))
+	assert.Check(t, is.Equal(m.Suites[0].Suite, verdict.Hardening))
+	assert.Check(t, is.Len(m.Suites, 1))
+
+	m, asked, err = run(nil, string(mutants.NoNetNS))
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(asked[""], "course"))
+	assert.Check(t, is.Len(m.Suites, 1))
+
+	_, _, err = run(course, vaultOpen)
+	assert.Check(t, is.ErrorContains(err, "defect vault_open is in the hardening suite, which is not selected (suites: course)"))
+	_, _, err = run(nil, "vault_shut")
+	assert.Check(t, is.ErrorContains(err, `unknown defect "vault_shut"`))
+}
+
+// TestRejudgeTwoSuites: replaying a two-suite run judges each suite's
+// baseline and defects as the run did.
+func TestRejudgeTwoSuites(t *testing.T) {
+	results := map[string]*WorkerResult{"": result2(nil), vaultOpen: result2([]string{"vault_sealed"}, "vault_raid@L6")}
+	for _, d := range mutants.All {
+		results[string(d.ID)] = result2([]string{"wall_timeout"})
+	}
+	worker, _ := suiteWorkers(t, results)
+	r := &Runner{Worker: worker, Predictions: predictions2(t, nil), Jobs: 4, Timeout: 5 * time.Second, FailOn: verdict.FailOnEscape}
+	m, err := r.Run(context.Background())
+	assert.NilError(t, err)
+	b, err := json.Marshal(m)
+	assert.NilError(t, err)
+	var back report.Mutation
+	assert.NilError(t, json.Unmarshal(b, &back))
+	again, err := Rejudge(&back, predictions2(t, nil), verdict.FailOnEscape)
+	assert.NilError(t, err)
+	again.MS = m.MS
+	assert.Check(t, is.DeepEqual(again, m))
+
+	// Without its predicted cell the hardening defect lets an attack
+	// through unexpectedly: its suite's gate fails, the course's holds.
+	unpredicted := map[mutants.ID]string{vaultOpen: "  - id: vault_open\n    summary: s\n    checks: [vault_sealed]\n    attacks: []\n"}
+	wrong, err := Rejudge(&back, predictions2(t, unpredicted), verdict.FailOnEscape)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(ExitCode(wrong), 2))
+	assert.Check(t, is.Equal(wrong.Suites[0].Gate, verdict.Pass))
+	assert.Check(t, is.Equal(wrong.Suites[1].Gate, verdict.Fail))
 }

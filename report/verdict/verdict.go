@@ -1,6 +1,6 @@
-// Package verdict is sandboxlab's shared vocabulary: the outcome of a
-// planted defect's run, the gate and its policy, the exit codes every
-// command uses, and the id of an attack cell. Everything that judges or
+// Package verdict is sandboxlab's shared vocabulary: the suites, the
+// outcome of a planted defect's run, the gate and its policy, the exit
+// codes every command uses, and the id of an attack cell. Everything that judges or
 // reports a run (the harness, the report renderers, the CLI) takes these
 // words from here, so that each is defined once.
 //
@@ -10,9 +10,95 @@ package verdict
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
+
+// Suite groups the checks, planted defects and attacks that are run,
+// judged and reported together. The course's suite is pinned: its tables
+// reproduce the course notes. Everything beyond the course is the
+// hardening suite, reported after it.
+type Suite string
+
+const (
+	// Course is the course's suite: 26 checks, 29 defects, 16 attacks at
+	// levels L0–L5.
+	Course Suite = "course"
+	// Hardening is everything beyond the course.
+	Hardening Suite = "hardening"
+)
+
+// Suites lists every suite in report order: the course first.
+var Suites = []Suite{Course, Hardening}
+
+// AllSuites is the --suite value that selects every suite.
+const AllSuites = "all"
+
+// CourseLevels is how many levels the course's matrix has, L0–L5,
+// whatever other levels the sandbox gains.
+const CourseLevels = 6
+
+// OrCourse returns s, or Course for the zero Suite: a report written
+// before there were suites holds the course's members only.
+func (s Suite) OrCourse() Suite {
+	if s == "" {
+		return Course
+	}
+	return s
+}
+
+// HasLevel reports whether the suite's attacks run, and its matrix shows,
+// level n: the course's L0–L5, the hardening suite's every level.
+func (s Suite) HasLevel(n int) bool {
+	if n < 0 {
+		return false
+	}
+	return s.OrCourse() != Course || n < CourseLevels
+}
+
+// In reports whether s is one of suites; no suites at all selects every
+// suite. The zero Suite is read as Course.
+func (s Suite) In(suites []Suite) bool {
+	return len(suites) == 0 || slices.Contains(suites, s.OrCourse())
+}
+
+// ParseSuites reads a --suite value: a suite's name, several names
+// separated by commas, or all. The suites come back in report order, each
+// once.
+func ParseSuites(s string) ([]Suite, error) {
+	want := map[Suite]bool{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == AllSuites {
+			return slices.Clone(Suites), nil
+		}
+		if !slices.Contains(Suites, Suite(part)) {
+			return nil, fmt.Errorf("unknown suite %q (want %s or %s)", part, suiteNames(), AllSuites)
+		}
+		want[Suite(part)] = true
+	}
+	var out []Suite
+	for _, su := range Suites {
+		if want[su] {
+			out = append(out, su)
+		}
+	}
+	return out, nil
+}
+
+// SuiteList writes suites as ParseSuites reads them: names joined by
+// commas ("" for none).
+func SuiteList(suites []Suite) string {
+	names := make([]string, len(suites))
+	for i, s := range suites {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ",")
+}
+
+// suiteNames lists the suites for messages: "course, hardening".
+func suiteNames() string { return strings.ReplaceAll(SuiteList(Suites), ",", ", ") }
 
 // Outcome compares the checks that failed with a defect on against the
 // checks predicted to fail, or says why there is no comparison.
@@ -83,6 +169,24 @@ const (
 	// FailOnNever only reports.
 	FailOnNever FailOn = "never"
 )
+
+// Decide returns the gate of a run, or of one suite's share of it, under
+// the policy: a broken baseline fails it; then escape fails it on an
+// unexpected escape, any on any unexpected result, never on nothing.
+func (f FailOn) Decide(baselineOK bool, unexpected, unexpectedEscapes int) Gate {
+	fails := !baselineOK
+	switch f {
+	case FailOnNever:
+	case FailOnAny:
+		fails = fails || unexpected > 0
+	default:
+		fails = fails || unexpectedEscapes > 0
+	}
+	if fails {
+		return Fail
+	}
+	return Pass
+}
 
 // ParseFailOn checks a --fail-on value.
 func ParseFailOn(s string) (FailOn, error) {

@@ -2,6 +2,8 @@ package verdict
 
 import (
 	"errors"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -70,4 +72,73 @@ func TestParseFailOn(t *testing.T) {
 	}
 	_, err := ParseFailOn("sometimes")
 	assert.ErrorContains(t, err, `want escape, any or never, got "sometimes"`)
+}
+
+func TestParseSuites(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []Suite
+	}{
+		{"course", []Suite{Course}},
+		{"hardening", []Suite{Hardening}},
+		{"all", []Suite{Course, Hardening}},
+		{"hardening,course", []Suite{Course, Hardening}},
+		{"course, course", []Suite{Course}},
+	} {
+		got, err := ParseSuites(tc.in)
+		assert.NilError(t, err, tc.in)
+		assert.Check(t, is.DeepEqual(got, tc.want), tc.in)
+		again, err := ParseSuites(SuiteList(got))
+		assert.NilError(t, err)
+		assert.Check(t, is.DeepEqual(again, got), "SuiteList round-trips")
+	}
+	for _, bad := range []string{"", "courses", "Course", "course,", "none"} {
+		_, err := ParseSuites(bad)
+		assert.Check(t, is.ErrorContains(err, "(want course, hardening or all)"), "%q", bad)
+	}
+}
+
+func TestSuiteLevels(t *testing.T) {
+	for n := range CourseLevels {
+		assert.Check(t, Course.HasLevel(n), n)
+		assert.Check(t, Hardening.HasLevel(n), n)
+	}
+	assert.Check(t, !Course.HasLevel(CourseLevels), "the course's matrix stops at L5")
+	assert.Check(t, Suite("").HasLevel(5) && !Suite("").HasLevel(6), "the zero suite is the course")
+	assert.Check(t, Hardening.HasLevel(CourseLevels))
+	assert.Check(t, !Hardening.HasLevel(-1))
+
+	assert.Check(t, Hardening.In(nil), "no selection selects every suite")
+	assert.Check(t, !Hardening.In([]Suite{Course}))
+	assert.Check(t, Suite("").In([]Suite{Course}))
+}
+
+// TestVocabularyIsStandardLibraryOnly: the sandbox library links this
+// package (a planted defect's suite), so it may link nothing else.
+func TestVocabularyIsStandardLibraryOnly(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	assert.NilError(t, err, "go list needs the go command on PATH")
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(strings.Fields(string(out)), []string{"sandboxlab/report/verdict"}))
+}
+
+func TestDecide(t *testing.T) {
+	for _, tc := range []struct {
+		failOn              FailOn
+		ok                  bool
+		unexpected, escapes int
+		want                Gate
+	}{
+		{FailOnEscape, true, 0, 0, Pass},
+		{FailOnEscape, true, 2, 0, Pass},
+		{FailOnEscape, true, 2, 1, Fail},
+		{FailOnEscape, false, 0, 0, Fail},
+		{FailOnAny, true, 1, 0, Fail},
+		{FailOnAny, true, 0, 0, Pass},
+		{FailOnNever, true, 3, 3, Pass},
+		{FailOnNever, false, 0, 0, Fail},
+	} {
+		assert.Check(t, is.Equal(tc.failOn.Decide(tc.ok, tc.unexpected, tc.escapes), tc.want), "%+v", tc)
+	}
 }
