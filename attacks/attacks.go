@@ -47,7 +47,10 @@ var programs embed.FS
 var order = slices.Concat(courseRows, hardeningRows)
 
 // hardeningRows is the hardening suite's row order, below the course's.
-var hardeningRows = []string{}
+var hardeningRows = []string{
+	// L5 keeps its promise.
+	"leave_host_state", "read_other_session", "host_socket", "steal_keyring",
+}
 
 // rowSuite returns the suite whose row order lists id, and false when
 // none does.
@@ -70,8 +73,6 @@ var courseRows = []string{
 	"exfiltrate",
 	"read_ssh_key", "plant_in_home", "privileged_mount",
 	"file_api_symlink",
-	// The hardening suite.
-	"leave_host_state", "read_other_session", "host_socket", "steal_keyring",
 }
 
 // attack is one attack's state in one cell: what its program is given

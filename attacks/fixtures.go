@@ -119,7 +119,8 @@ func makeFixtures(tempDir string) (f *fixtures, err error) {
 			return nil, fmt.Errorf("making fixture %s: %w", o.path, err)
 		}
 	}
-	if err := os.Mkdir(f.sessions, 0o755); err == nil {
+	err = os.Mkdir(f.sessions, 0o755)
+	if err == nil {
 		err = os.Chmod(f.sessions, 0o755) // the umask may have cut it
 	}
 	if err != nil {

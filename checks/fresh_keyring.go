@@ -8,11 +8,13 @@ import (
 	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 )
 
 var freshKeyring = &Check{
 	ID:      "fresh_keyring",
+	Suite:   verdict.Hardening,
 	Promise: "the program starts with an empty session keyring: the keys of the harness's session are out of reach",
 	Level:   5,
 	Body: func(t *T) {

@@ -7,12 +7,14 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 )
 
 var noHostSockets = &Check{
 	ID:      "no_host_sockets",
+	Suite:   verdict.Hardening,
 	Promise: "a host service's Unix socket in a shared directory is out of reach",
 	Level:   5,
 	Body: func(t *T) {

@@ -8,12 +8,14 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 )
 
 var noHostState = &Check{
 	ID:      "no_host_state",
+	Suite:   verdict.Hardening,
 	Promise: "nothing a run writes outside its session directory, and no IPC object it makes, is left on the host",
 	Level:   5,
 	Body: func(t *T) {

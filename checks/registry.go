@@ -9,7 +9,12 @@ var All = append(inSuite(verdict.Course, course), hardening...)
 
 // hardening lists the checks beyond the course, in report order; each
 // names its suite (Suite: verdict.Hardening).
-var hardening = []*Check{}
+var hardening = []*Check{
+	noHostState,
+	sessionsApart,
+	noHostSockets,
+	freshKeyring,
+}
 
 // inSuite gives each check of list the suite s.
 func inSuite(s verdict.Suite, list []*Check) []*Check {
@@ -47,9 +52,4 @@ var course = []*Check{
 	diskQuota,
 	toolWording,
 	toolErrors,
-	// The hardening suite.
-	noHostState,
-	sessionsApart,
-	noHostSockets,
-	freshKeyring,
 }

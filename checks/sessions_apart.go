@@ -8,6 +8,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
@@ -15,6 +16,7 @@ import (
 
 var sessionsApart = &Check{
 	ID:      "sessions_apart",
+	Suite:   verdict.Hardening,
 	Promise: "a session cannot list, read, hard-link or signal another session's files and processes",
 	Level:   5,
 	Body: func(t *T) {

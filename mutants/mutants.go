@@ -73,7 +73,12 @@ var All = append(inSuite(verdict.Course, course), hardening...)
 // hardening lists the defects beyond the course, each naming its suite:
 //
 //	{ID: NoSeccomp, Summary: "...", Site: "sandbox/init.go", Suite: verdict.Hardening},
-var hardening = []Defect{}
+var hardening = []Defect{
+	{RunShared, "/run is left shared with the host (as for its resolver configuration): its sockets and writable directories are the host's", "sandbox/run.go", verdict.Hardening},
+	{IPCShared, "no IPC namespace: System V objects and POSIX message queues the program makes stay on the host", "sandbox/run.go", verdict.Hardening},
+	{SessionParentBound, "the directory holding the sessions is bound back instead of the session's own, so sibling sessions are in sight", "sandbox/private.go", verdict.Hardening},
+	{KeyringInherited, "the program keeps the harness's session keyring and can read its keys", "sandbox/init.go", verdict.Hardening},
+}
 
 // planted is a defect without its suite: the list it is in gives it.
 type planted struct {
@@ -122,10 +127,6 @@ var course = []planted{
 	{NoMountHide, "the chosen paths are not hidden", "sandbox/init.go"},
 	{CapsKept, "the capability bounding set and capabilities are kept", "sandbox/init.go"},
 	{QuotaIgnored, "the session's disk quota is never checked", "sandbox/session.go"},
-	{RunShared, "/run is left shared with the host (as for its resolver configuration): its sockets and writable directories are the host's", "sandbox/run.go"},
-	{IPCShared, "no IPC namespace: System V objects and POSIX message queues the program makes stay on the host", "sandbox/run.go"},
-	{SessionParentBound, "the directory holding the sessions is bound back instead of the session's own, so sibling sessions are in sight", "sandbox/private.go"},
-	{KeyringInherited, "the program keeps the harness's session keyring and can read its keys", "sandbox/init.go"},
 }
 
 // ErrUnknown is returned for an id that names no defect.

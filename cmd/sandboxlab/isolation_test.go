@@ -142,4 +142,3 @@ func sessions(t *testing.T, dir string) []string {
 	assert.NilError(t, err)
 	return got
 }
-

@@ -118,7 +118,7 @@ func TestRunnerGateAndExitCodes(t *testing.T) {
 	p := predictions(t, nil)
 	ok := result([]string{"wall_timeout"})
 	results := map[string]*WorkerResult{"": result(nil)}
-	for _, d := range mutants.All {
+	for _, d := range courseDefects() {
 		results[string(d.ID)] = ok
 	}
 	run := func(failOn verdict.FailOn, hang ...string) *report.Mutation {
@@ -132,7 +132,7 @@ func TestRunnerGateAndExitCodes(t *testing.T) {
 	assert.Check(t, is.Equal(m.Gate, verdict.Pass))
 	assert.Check(t, is.Equal(ExitCode(m), 0))
 	assert.Check(t, is.Equal(m.Summary.Exact, 29))
-	assert.Check(t, is.Equal(m.Defects[0].ID, string(mutants.All[0].ID)), "defects come back in registry order")
+	assert.Check(t, is.Equal(m.Defects[0].ID, string(courseDefects()[0].ID)), "defects come back in registry order")
 
 	results[string(mutants.CapsKept)] = result(nil) // escapes, unpredicted
 	results[string(mutants.NoNetNS)] = result([]string{"wall_timeout", "file_links"})
@@ -161,7 +161,7 @@ func TestRunnerGateAndExitCodes(t *testing.T) {
 }
 
 func indexOf(id mutants.ID) int {
-	for i, d := range mutants.All {
+	for i, d := range courseDefects() {
 		if d.ID == id {
 			return i
 		}
@@ -174,7 +174,7 @@ func indexOf(id mutants.ID) int {
 // gate's answer to the edit without running anything.
 func TestRejudge(t *testing.T) {
 	results := map[string]*WorkerResult{"": result(nil)}
-	for _, d := range mutants.All {
+	for _, d := range courseDefects() {
 		results[string(d.ID)] = result([]string{"wall_timeout"})
 	}
 	results[string(mutants.TraversalOK)] = result(nil)
@@ -255,7 +255,7 @@ var universe2 = Universe{
 	Checks: append(slices.Clone(universe.Checks), "vault_sealed"), Attacks: append(slices.Clone(universe.Attacks), "vault_raid"), Levels: 7,
 	CheckSuites:  map[string]verdict.Suite{"wall_timeout": verdict.Course, "timeout_flag": verdict.Course, "file_links": verdict.Course, "vault_sealed": verdict.Hardening},
 	AttackSuites: map[string]verdict.Suite{"runaway_loop": verdict.Course, "file_api_symlink": verdict.Course, "vault_raid": verdict.Hardening},
-	Defects: append(slices.Clone(mutants.All),
+	Defects: append(courseDefects(),
 		mutants.Defect{ID: vaultOpen, Summary: "the vault is left open", Site: "sandbox/vault.go", Suite: verdict.Hardening}),
 }
 
@@ -316,7 +316,7 @@ func suiteWorkers(t *testing.T, results map[string]*WorkerResult) (func(context.
 // baseline runs both.
 func TestRunnerTwoSuites(t *testing.T) {
 	results := map[string]*WorkerResult{"": result2(nil)}
-	for _, d := range mutants.All {
+	for _, d := range courseDefects() {
 		// Each course defect also breaks the hardening suite's check and
 		// cell: the course's verdicts must not see it.
 		results[string(d.ID)] = result2([]string{"wall_timeout", "vault_sealed"}, "vault_raid@L6")
@@ -336,14 +336,14 @@ func TestRunnerTwoSuites(t *testing.T) {
 	assert.Check(t, m.Baseline.OK, "%v", m.Baseline.Problems)
 	assert.Check(t, is.Equal(m.Gate, verdict.Pass), "every result is predicted, by its own suite")
 	assert.Check(t, is.Equal(ExitCode(m), 0))
-	assert.Assert(t, is.Len(m.Defects, len(mutants.All)+1))
-	for _, d := range m.Defects[:len(mutants.All)] {
+	assert.Assert(t, is.Len(m.Defects, len(courseDefects())+1))
+	for _, d := range m.Defects[:len(courseDefects())] {
 		assert.Check(t, is.Equal(d.Suite, verdict.Course), d.ID)
 		assert.Check(t, is.DeepEqual(d.FailedChecks, []string{"wall_timeout"}), d.ID)
 		assert.Check(t, is.DeepEqual(d.EscapedAttacks, []string{}), d.ID)
 		assert.Check(t, is.Equal(d.Outcome, verdict.Exact), d.ID)
 	}
-	h := m.Defects[len(mutants.All)]
+	h := m.Defects[len(courseDefects())]
 	assert.Check(t, is.Equal(h.ID, vaultOpen), "the hardening suite's defects come after the course's")
 	assert.Check(t, is.Equal(h.Suite, verdict.Hardening))
 	assert.Check(t, is.DeepEqual(h.FailedChecks, []string{"vault_sealed"}))
@@ -353,7 +353,7 @@ func TestRunnerTwoSuites(t *testing.T) {
 
 	assert.Assert(t, is.Len(m.Suites, 2))
 	assert.Check(t, is.DeepEqual(m.Suites[0], report.SuiteResult{Suite: verdict.Course, BaselineOK: true, Problems: []string{},
-		Summary: report.Summary{Defects: len(mutants.All), Caught: len(mutants.All), Exact: len(mutants.All)}, Gate: verdict.Pass}))
+		Summary: report.Summary{Defects: len(courseDefects()), Caught: len(courseDefects()), Exact: len(courseDefects())}, Gate: verdict.Pass}))
 	assert.Check(t, is.DeepEqual(m.Suites[1], report.SuiteResult{Suite: verdict.Hardening, BaselineOK: true, Problems: []string{},
 		Summary: report.Summary{Defects: 1, Caught: 1, Exact: 1}, Gate: verdict.Pass}))
 
@@ -380,7 +380,7 @@ func TestRunnerTwoSuites(t *testing.T) {
 // hardening defects, not the course's; the gate fails on it.
 func TestRunnerSuiteBaselineBroken(t *testing.T) {
 	results := map[string]*WorkerResult{"": result2([]string{"vault_sealed"})}
-	for _, d := range mutants.All {
+	for _, d := range courseDefects() {
 		results[string(d.ID)] = result2([]string{"wall_timeout"})
 	}
 	worker, asked := suiteWorkers(t, results)
@@ -389,7 +389,7 @@ func TestRunnerSuiteBaselineBroken(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, !m.Baseline.OK)
 	assert.Check(t, is.DeepEqual(m.Baseline.Problems, []string{"check vault_sealed fails on the correct sandbox: "}))
-	assert.Check(t, is.Len(m.Defects, len(mutants.All)), "the course's defects ran")
+	assert.Check(t, is.Len(m.Defects, len(courseDefects())), "the course's defects ran")
 	_, ran := asked[vaultOpen]
 	assert.Check(t, !ran, "the hardening defect did not")
 	assert.Check(t, m.Suites[0].BaselineOK)
@@ -403,7 +403,7 @@ func TestRunnerSuiteBaselineBroken(t *testing.T) {
 // TestRunnerSuiteSelection: --suite and --only choose the suites run.
 func TestRunnerSuiteSelection(t *testing.T) {
 	results := map[string]*WorkerResult{"": result2(nil), vaultOpen: result2([]string{"vault_sealed"}, "vault_raid@L6")}
-	for _, d := range mutants.All {
+	for _, d := range courseDefects() {
 		results[string(d.ID)] = result2([]string{"wall_timeout"})
 	}
 	run := func(suites []verdict.Suite, only ...string) (*report.Mutation, map[string]string, error) {
@@ -416,7 +416,7 @@ func TestRunnerSuiteSelection(t *testing.T) {
 	m, asked, err := run(course)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(asked[""], "course"))
-	assert.Check(t, is.Len(m.Defects, len(mutants.All)))
+	assert.Check(t, is.Len(m.Defects, len(courseDefects())))
 	assert.Check(t, is.Len(m.Suites, 1))
 	_, hasVault := m.Baseline.Expected["vault_raid"]
 	assert.Check(t, !hasVault, "the expectations are those of the suites run")
@@ -443,7 +443,7 @@ func TestRunnerSuiteSelection(t *testing.T) {
 // baseline and defects as the run did.
 func TestRejudgeTwoSuites(t *testing.T) {
 	results := map[string]*WorkerResult{"": result2(nil), vaultOpen: result2([]string{"vault_sealed"}, "vault_raid@L6")}
-	for _, d := range mutants.All {
+	for _, d := range courseDefects() {
 		results[string(d.ID)] = result2([]string{"wall_timeout"})
 	}
 	worker, _ := suiteWorkers(t, results)
