@@ -51,6 +51,14 @@ const (
 	IPCShared          ID = "ipc_shared"
 	SessionParentBound ID = "session_parent_bound"
 	KeyringInherited   ID = "keyring_inherited"
+
+	// Beyond the course: L6, hardened.
+	NoSeccomp             ID = "no_seccomp"
+	SeccompArchUnchecked  ID = "seccomp_arch_unchecked"
+	SeccompCloneUnchecked ID = "seccomp_clone_unchecked"
+	LandlockWideWrite     ID = "landlock_wide_write"
+	PidsMonitorOnly       ID = "pids_monitor_only"
+	OOMFromText           ID = "oom_from_text"
 )
 
 // Defect describes one planted defect.
@@ -78,6 +86,12 @@ var hardening = []Defect{
 	{IPCShared, "no IPC namespace: System V objects and POSIX message queues the program makes stay on the host", "sandbox/run.go", verdict.Hardening},
 	{SessionParentBound, "the directory holding the sessions is bound back instead of the session's own, so sibling sessions are in sight", "sandbox/private.go", verdict.Hardening},
 	{KeyringInherited, "the program keeps the harness's session keyring and can read its keys", "sandbox/init.go", verdict.Hardening},
+	{NoSeccomp, "the system-call filter is built but never installed", "sandbox/init.go", verdict.Hardening},
+	{SeccompArchUnchecked, "the filter does not check the architecture, so the 32-bit entry point reaches calls it denies", "sandbox/seccomp/build.go", verdict.Hardening},
+	{SeccompCloneUnchecked, "the filter lets clone through whatever its flags, new namespaces included", "sandbox/seccomp/build.go", verdict.Hardening},
+	{LandlockWideWrite, "Landlock grants write beneath / instead of the session and its private directories", "sandbox/hardened.go", verdict.Hardening},
+	{PidsMonitorOnly, "the run's control group has no pids.max: the process cap is the polling monitor only", "sandbox/hardened.go", verdict.Hardening},
+	{OOMFromText, "the OOM flag and the memory stop come from the error text, not the kernel's count of OOM kills", "sandbox/run.go", verdict.Hardening},
 }
 
 // planted is a defect without its suite: the list it is in gives it.

@@ -14,7 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/landlock"
 	"sandboxlab/sandbox/reexec"
+	"sandboxlab/sandbox/seccomp"
 )
 
 // initArg0 is the argv[0] under which the sandbox re-executes its own
@@ -49,6 +51,17 @@ type initConfig struct {
 	Session string   `json:"session,omitempty"`
 	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
 	FreshKeyring bool `json:"fresh_keyring,omitempty"`
+	// CgroupGate makes the init wait on cgroupGateFD, before anything
+	// else, until the parent has put it into the run's control group.
+	CgroupGate bool `json:"cgroup_gate,omitempty"`
+	// Landlock restricts the filesystem (see Hardened.Landlock); nil: no
+	// Landlock. LandlockABI is the least ABI accepted.
+	Landlock    *landlock.Rules `json:"landlock,omitempty"`
+	LandlockABI int             `json:"landlock_abi,omitempty"`
+	// SyscallFilter installs the seccomp filter (see Hardened.SyscallFilter).
+	SyscallFilter bool `json:"syscall_filter,omitempty"`
+	// NoNewPrivs sets no_new_privs (see Hardened.NoNewPrivs).
+	NoNewPrivs bool `json:"no_new_privs,omitempty"`
 	// DropCaps drops every capability (see Filesystem.DropCapabilities).
 	DropCaps bool `json:"drop_caps,omitempty"`
 	// Rlimits are set last, just before exec.
@@ -87,6 +100,11 @@ func runInit(config string, argv []string) error {
 	if err := mutants.Enable(cfg.Defect); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
+	if cfg.CgroupGate {
+		if err := awaitCgroup(); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
 	if cfg.PrivateMounts {
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 			return fmt.Errorf("setup: making mounts private: %w", err)
@@ -117,6 +135,26 @@ func runInit(config string, argv []string) error {
 	if cfg.DropCaps && !mutants.On(mutants.CapsKept) {
 		if err := dropPrivileges(); err != nil {
 			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	if cfg.NoNewPrivs {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("setup: setting no_new_privs: %w", err)
+		}
+	}
+	if cfg.Landlock != nil {
+		if _, err := landlock.Restrict(*cfg.Landlock, cfg.LandlockABI); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	// The filter goes last: after it the init only sets limits and execs.
+	if cfg.SyscallFilter && !mutants.On(mutants.NoSeccomp) {
+		prog, err := seccomp.Build()
+		if err == nil {
+			err = seccomp.Install(prog)
+		}
+		if err != nil {
+			return fmt.Errorf("setup: installing the system-call filter: %w", err)
 		}
 	}
 	return execWithLimits(argv, cfg.Rlimits)

@@ -42,6 +42,9 @@ type Policy struct {
 	// Filesystem is L5: what the program can see of the host's files, and
 	// what privileges it holds.
 	Filesystem Filesystem
+
+	// Hardened is L6: what the kernel enforces beyond the namespaces.
+	Hardened Hardened
 }
 
 // Limits is the L1 layer.
@@ -146,11 +149,59 @@ type Filesystem struct {
 	DropCapabilities bool
 }
 
-// Levels is the number of presets: L0 … L5.
-const Levels = 6
+// Hardened is the L6 layer: a system-call filter, Landlock and a control
+// group per run.
+type Hardened struct {
+	// NoNewPrivs sets no_new_privs in the init, which the filter and
+	// Landlock need, whether or not DropCapabilities (which sets it too)
+	// is on: a check can then keep the capabilities and see the filter
+	// bite alone.
+	NoNewPrivs bool
+	// SyscallFilter installs a seccomp-bpf filter (package seccomp) in the
+	// init, after no_new_privs and just before exec: the kernel's attack
+	// surface (io_uring, perf_event_open, userfaultfd, bpf), the keyring,
+	// ptrace, kexec and modules, the mount family, new namespaces, TIOCSTI,
+	// personality changes and socket families other than Unix, IPv4 and
+	// IPv6 are refused, and any other architecture's entry point kills.
+	SyscallFilter bool
+	// Landlock lets the program read and execute only beneath the system's
+	// directories and its own path, and read and write only its session
+	// directory, its private directories and a few devices; TCP bind and
+	// connect are denied (Landlock ABI 4) and abstract Unix sockets and
+	// signals kept inside (ABI 6) where the kernel has them.
+	Landlock bool
+	// LandlockABI is the least Landlock ABI the policy accepts: below it,
+	// the run is refused.
+	LandlockABI int
+	// Cgroup is a control group of the run's own, made before the program
+	// starts and removed after it.
+	Cgroup Cgroup
+}
+
+// Cgroup is the control group of a run. A zero field sets no such limit;
+// all zero, there is no group.
+type Cgroup struct {
+	// Memory limits the real memory (RAM, no swap) of the whole run, in
+	// bytes: past it the kernel's OOM killer stops the program, and the
+	// kernel's count of OOM kills sets Result.OOM.
+	Memory int64
+	// Pids is the most processes and threads alive at once (pids.max):
+	// the next fork fails with EAGAIN, with no polling window.
+	Pids int
+	// CPUWeight is the run's CPU share, 1 to 10000 (100 is the default
+	// weight: every run gets an equal share, so busy neighbours cannot
+	// starve it).
+	CPUWeight int
+}
+
+// on reports whether the run gets a control group.
+func (c Cgroup) on() bool { return c.Memory > 0 || c.Pids > 0 || c.CPUWeight > 0 }
+
+// Levels is the number of presets: L0 … L6.
+const Levels = 7
 
 // LevelNames names each preset by what it adds.
-var LevelNames = [Levels]string{"bare", "limits", "env and cwd", "processes", "network", "filesystem and capabilities"}
+var LevelNames = [Levels]string{"bare", "limits", "env and cwd", "processes", "network", "filesystem and capabilities", "hardened"}
 
 // ErrInvalidPolicy wraps every error from Policy.Validate.
 var ErrInvalidPolicy = errors.New("invalid policy")
@@ -187,6 +238,13 @@ func Preset(n int) (Policy, error) {
 	}
 	if n >= 5 {
 		p.Filesystem = Filesystem{Hide: DefaultHidden(), Private: DefaultPrivate(), OwnIPC: true, FreshKeyring: true, DropCapabilities: true}
+	}
+	if n >= 6 {
+		p.Hardened = Hardened{NoNewPrivs: true, SyscallFilter: true, Landlock: true, LandlockABI: 1,
+			Cgroup: Cgroup{Memory: 256 << 20, Pids: 16, CPUWeight: 100}}
+		// The limit is on real memory now: a runtime that reserves a large
+		// address space but touches little (Go, Java, numpy) can start.
+		p.Limits.AddressSpace = 0
 	}
 	return p, nil
 }
@@ -242,6 +300,12 @@ func (p Policy) Validate() error {
 		return bad("returning %d characters needs %d bytes held, over OutputHeld %d", l.OutputChars, heldBytes(l.OutputChars), l.OutputHeld)
 	case p.Processes.Max > 0 && p.Processes.Interval == 0:
 		return bad("a process cap needs a monitor interval")
+	case p.Hardened.Cgroup.Memory < 0 || p.Hardened.Cgroup.Pids < 0 || p.Hardened.LandlockABI < 0:
+		return bad("limits must not be negative")
+	case p.Hardened.Cgroup.CPUWeight < 0 || p.Hardened.Cgroup.CPUWeight > 10000:
+		return bad("CPU weight %d: want 1 to 10000 (0: none)", p.Hardened.Cgroup.CPUWeight)
+	case (p.Hardened.SyscallFilter || p.Hardened.Landlock) && !p.Filesystem.DropCapabilities && !p.Hardened.NoNewPrivs:
+		return bad("a system-call filter and Landlock need no_new_privs (NoNewPrivs or DropCapabilities)")
 	}
 	for _, h := range p.Filesystem.Hide {
 		if !filepath.IsAbs(h) || filepath.Clean(h) == "/" {
@@ -270,8 +334,9 @@ func (p Policy) TimeLimit() time.Duration {
 // from L3 up is built inside one.
 func (p Policy) userNS() bool {
 	f := p.Filesystem
+	h := p.Hardened
 	return p.Processes.Namespace || p.Network.Isolate || len(f.Hide) > 0 || len(f.Private) > 0 ||
-		f.OwnIPC || f.FreshKeyring || f.DropCapabilities
+		f.OwnIPC || f.FreshKeyring || f.DropCapabilities || h.SyscallFilter || h.Landlock
 }
 
 // rlimit is one resource limit the init sets before it execs the program.

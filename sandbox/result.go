@@ -47,9 +47,11 @@ type Result struct {
 	Signal string
 	// TimedOut is true when the wall-clock limit or the watchdog stopped it.
 	TimedOut bool
-	// OOM is true when the error text says memory ran out. It is a
-	// heuristic: a limit on address space makes allocation fail inside the
-	// program, which reports it in its own words.
+	// OOM is true when the program ran out of memory: with a control
+	// group (L6) when the kernel's OOM killer killed one of its processes,
+	// as the kernel counts it; without one, when the error text says so, a
+	// heuristic (a limit on address space makes allocation fail inside the
+	// program, which reports it in its own words).
 	OOM bool
 	// Stdout and Stderr are the returned text of each stream: everything,
 	// or at most Limits.OutputChars characters with a marker in the middle.
@@ -65,6 +67,16 @@ type Result struct {
 	Files []FileInfo
 	// FilesTruncated says there were more files than listed.
 	FilesTruncated bool
+
+	// What the kernel counted in the run's control group (L6; zero
+	// without one): MemoryPeak is the most real memory the run used at
+	// once, in bytes; PidsPeak the most processes and threads alive at
+	// once; ForksRefused the forks the process cap refused.
+	MemoryPeak   int64
+	PidsPeak     int
+	ForksRefused int
+	// LandlockABI is the Landlock ABI in force for the run (0: none).
+	LandlockABI int
 }
 
 // FileInfo is one entry of the session directory.
@@ -107,6 +119,10 @@ type resultJSON struct {
 	CPUMS           int64      `json:"cpu_ms"`
 	Files           []FileInfo `json:"files"`
 	FilesTruncated  bool       `json:"files_truncated"`
+	MemoryPeak      int64      `json:"memory_peak,omitempty"`
+	PidsPeak        int        `json:"pids_peak,omitempty"`
+	ForksRefused    int        `json:"forks_refused,omitempty"`
+	LandlockABI     int        `json:"landlock_abi,omitempty"`
 }
 
 // MarshalJSON encodes r with snake_case keys and times in milliseconds.
@@ -122,5 +138,6 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,
 		WallMS: r.Wall.Milliseconds(), CPUMS: r.CPU.Milliseconds(),
 		Files: files, FilesTruncated: r.FilesTruncated,
+		MemoryPeak: r.MemoryPeak, PidsPeak: r.PidsPeak, ForksRefused: r.ForksRefused, LandlockABI: r.LandlockABI,
 	})
 }

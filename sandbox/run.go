@@ -16,6 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/cgroup"
+	"sandboxlab/sandbox/landlock"
 )
 
 // Command is the program to run.
@@ -67,12 +69,19 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	cu := cleanup{}
 	cu.Add(ps.close)
 	defer cu.Clean()
-	cmd, started, err := start(p, c, cwd, dir, ps)
+	rg, err := newRunGroup(p)
 	if err != nil {
 		return nil, err
 	}
-	cu.Release() // supervise closes the parent's ends
-	o := supervise(ctx, p, cmd, ps, started)
+	if rg != nil {
+		cu.Add(rg.discard)
+	}
+	cmd, started, err := start(p, c, cwd, dir, ps, rg)
+	if err != nil {
+		return nil, err
+	}
+	cu.Release() // supervise closes the parent's ends and removes the group
+	o := supervise(ctx, p, cmd, ps, rg, started)
 	res, err := newResult(p, c, o)
 	if err == nil && o.stoppedBy == ReasonSignal {
 		return res, ctx.Err() // the caller cancelled the run
@@ -97,10 +106,11 @@ func checkCommand(p Policy, c Command, dir string) (string, error) {
 	return cwd, nil
 }
 
-// start builds the command and starts it, and returns when it started.
-// The child's ends of ps are closed right after, whatever the outcome.
-func start(p Policy, c Command, cwd, dir string, ps *pipes) (*exec.Cmd, time.Time, error) {
-	cmd, err := buildCmd(p, c, cwd, dir, ps)
+// start builds the command and starts it (in rg, when the policy asks
+// for a control group), and returns when it started. The child's ends of
+// ps are closed right after, whatever the outcome.
+func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup) (*exec.Cmd, time.Time, error) {
+	cmd, err := buildCmd(p, c, cwd, dir, ps, rg)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -110,8 +120,14 @@ func start(p Policy, c Command, cwd, dir string, ps *pipes) (*exec.Cmd, time.Tim
 		cmd, err = startBare(p, c, cwd, dir, ps, err)
 	}
 	ps.closeChildEnds()
+	if rg != nil {
+		rg.started()
+	}
 	if err != nil {
 		return nil, time.Time{}, startError(p, c, err)
+	}
+	if rg != nil {
+		rg.release(cmd.Process.Pid)
 	}
 	return cmd, started, nil
 }
@@ -135,12 +151,17 @@ type outcome struct {
 	stoppedBy      Reason // "" when the program ended by itself
 	setupErr       string // what the init reported ("" when it exec'd)
 	stdout, stderr *stream
+	// group is what the kernel counted in the run's control group
+	// (nil without one); groupErr says why it could not be read, or why
+	// the init could not join the group.
+	group    *cgroup.Stats
+	groupErr error
 }
 
 // supervise reads the program's output, enforces the limits the
 // supervisor watches, waits for the program and sweeps up after it. It
 // closes the parent's ends of ps.
-func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, started time.Time) outcome {
+func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runGroup, started time.Time) outcome {
 	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars)}
 	readers := ps.readOutput(o.stdout, o.stderr)
 	sup := startSupervisor(ctx, p, cmd.Process.Pid)
@@ -155,6 +176,10 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, started 
 	}
 	drain(readers, ps)
 	o.state = cmd.ProcessState
+	if rg != nil {
+		st, err := rg.finish()
+		o.group, o.groupErr = &st, errors.Join(rg.joinFailed, err)
+	}
 	return o
 }
 
@@ -187,6 +212,9 @@ func drain(readers *sync.WaitGroup, ps *pipes) {
 // kept it from taking place.
 func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	if o.setupErr != "" {
+		if o.groupErr != nil {
+			return nil, fmt.Errorf("%w: joining the run's control group: %v", ErrUnavailable, o.groupErr)
+		}
 		return nil, initError(o.setupErr, c.Path)
 	}
 	if o.state == nil {
@@ -198,9 +226,25 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	res.StdoutBytes, res.StderrBytes = o.stdout.total, o.stderr.total
 	ws := o.state.Sys().(syscall.WaitStatus)
 	setStatus(res, ws)
+	if o.group != nil {
+		setKernelCounts(res, p, *o.group)
+	}
 	res.Reason = classify(p, o.stoppedBy, ws, res)
 	res.TimedOut = o.stoppedBy == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
 	return res, nil
+}
+
+// setKernelCounts records what the kernel counted in the run's control
+// group. There, running out of memory is the kernel's OOM kill, counted,
+// not a guess from the error text.
+func setKernelCounts(res *Result, p Policy, st cgroup.Stats) {
+	res.MemoryPeak, res.PidsPeak, res.ForksRefused = st.MemoryPeak, int(st.PidsPeak), int(st.PidsLimitHits)
+	if p.Hardened.Landlock {
+		res.LandlockABI = landlock.ABI()
+	}
+	if !mutants.On(mutants.OOMFromText) {
+		res.OOM = st.OOMKills > 0
+	}
 }
 
 // setStatus records how the program ended: its exit code or the signal,
@@ -257,10 +301,14 @@ func environment(p Policy, c Command, dir string) []string {
 // buildCmd prepares the command: the program itself at L0, else this
 // binary re-executed as the init, which sets limits, mounts and privileges
 // up and then execs the program, reporting a failure on ps's init pipe.
-func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes) (*exec.Cmd, error) {
+// With rg, the program starts in the run's control group.
+func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup) (*exec.Cmd, error) {
 	l := hostLaunch(p)
 	if p.userNS() {
-		l.addNamespaces(p, dir)
+		l.addNamespaces(p, c, dir)
+	}
+	if rg != nil {
+		l.group = rg
 	}
 	return l.command(c, environment(p, c, dir), cwd, ps)
 }
@@ -280,8 +328,9 @@ func startBare(p Policy, c Command, cwd, dir string, ps *pipes, nsErr error) (*e
 // launch is how the program is started: its process attributes, and what
 // the init sets up before it execs the program.
 type launch struct {
-	attr *syscall.SysProcAttr
-	cfg  initConfig
+	attr  *syscall.SysProcAttr
+	cfg   initConfig
+	group *runGroup // the run's control group, or nil
 }
 
 // hostLaunch is the launch without namespaces: resource limits, a session
@@ -301,9 +350,9 @@ func hostLaunch(p Policy) launch {
 }
 
 // addNamespaces puts the program into a user namespace and the other
-// namespaces p asks for, with what the init must do in them. dir is the
-// session's directory.
-func (l *launch) addNamespaces(p Policy, dir string) {
+// namespaces p asks for, with what the init must do in them (the L6
+// layers included). dir is the session's directory.
+func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	l.attr.Cloneflags = syscall.CLONE_NEWUSER
 	if p.Processes.Namespace && !mutants.On(mutants.NoPIDNS) {
 		l.attr.Cloneflags |= syscall.CLONE_NEWPID
@@ -322,6 +371,12 @@ func (l *launch) addNamespaces(p Policy, dir string) {
 	}
 	l.cfg.FreshKeyring = p.Filesystem.FreshKeyring
 	l.cfg.DropCaps = p.Filesystem.DropCapabilities
+	if p.Hardened.Landlock {
+		r := landlockRules(p, c, dir)
+		l.cfg.Landlock, l.cfg.LandlockABI = &r, p.Hardened.LandlockABI
+	}
+	l.cfg.SyscallFilter = p.Hardened.SyscallFilter
+	l.cfg.NoNewPrivs = p.Hardened.NoNewPrivs
 	if l.cfg.MountProc || len(l.cfg.Hide) > 0 || len(l.cfg.Private) > 0 {
 		l.attr.Cloneflags |= syscall.CLONE_NEWNS
 		l.cfg.PrivateMounts = true
@@ -346,6 +401,11 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 		Stdout:      ps.outW,
 		Stderr:      ps.errW,
 	}
+	if l.group != nil {
+		if err := l.group.attach(cmd, &l.cfg); err != nil {
+			return nil, err
+		}
+	}
 	if !l.needsInit() {
 		return cmd, nil
 	}
@@ -358,7 +418,7 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 	}
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = append([]string{initArg0, string(b)}, cmd.Args...)
-	cmd.ExtraFiles = []*os.File{ps.initW} // becomes initErrFD
+	cmd.ExtraFiles = append([]*os.File{ps.initW}, cmd.ExtraFiles...) // initW becomes initErrFD
 	return cmd, nil
 }
 
@@ -380,7 +440,7 @@ func privateDirs(dirs []string) []string {
 
 // needsInit reports whether there is anything for an init to do.
 func (l launch) needsInit() bool {
-	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps || l.cfg.FreshKeyring
+	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps || l.cfg.FreshKeyring || l.cfg.CgroupGate
 }
 
 // nsHint says what usually lies behind the kernel's refusal to make a
@@ -413,6 +473,8 @@ func classify(p Policy, stoppedBy Reason, ws syscall.WaitStatus, res *Result) Re
 	switch {
 	case stoppedBy != "":
 		return stoppedBy
+	case res.OOM && ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+		return ReasonMemory // the kernel's OOM killer, as the run's control group counts
 	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU:
 		return ReasonCPU
 	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && p.Limits.CPUHard > 0 && res.CPU >= p.Limits.CPU:

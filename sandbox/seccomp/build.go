@@ -5,6 +5,8 @@ import (
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"sandboxlab/mutants"
 )
 
 // table is what the program needs to know about one ABI: its audit
@@ -62,11 +64,15 @@ var allowedFamilies = []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6}
 // returns or falls through with A unchanged.
 func program(t *table) []bpf.Instruction {
 	var p []bpf.Instruction
-	p = append(p, checkArch(t)...)
+	if !mutants.On(mutants.SeccompArchUnchecked) {
+		p = append(p, checkArch(t)...)
+	}
 	p = append(p, bpf.LoadAbsolute{Off: offNr, Size: 4})
 	p = append(p, denyX32(t)...)
 	p = append(p, denyList(t)...)
-	p = append(p, cloneRule(t)...)
+	if !mutants.On(mutants.SeccompCloneUnchecked) {
+		p = append(p, cloneRule(t)...)
+	}
 	p = append(p, ioctlRule(t)...)
 	p = append(p, socketRule(t)...)
 	p = append(p, personalityRule(t)...)
