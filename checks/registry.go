@@ -14,6 +14,11 @@ var hardening = []*Check{
 	sessionsApart,
 	noHostSockets,
 	freshKeyring,
+	// L6, hardened.
+	syscallFilter,
+	landlockFS,
+	hardProcessCap,
+	realMemoryLimit,
 }
 
 // inSuite gives each check of list the suite s.

@@ -1,0 +1,53 @@
+package attacks
+
+import (
+	"time"
+
+	"sandboxlab/sandbox/evidence"
+	"sandboxlab/sandbox/procfs"
+)
+
+func init() {
+	register(spec{
+		id:        "memory_fanout",
+		escapes:   "its processes together hold over 256 MiB of real memory at once (320 with shared pages), each under a per-process limit",
+		firstStop: 6,
+		new:       func() attack { return &memoryFanout{} },
+	})
+}
+
+// runMemory is the real memory a run may use at the levels with limits,
+// and countedTwice the slack for the interpreter's pages that forked
+// processes share until one writes them, which a sum over processes
+// counts once per process.
+const (
+	runMemory    = 256 << 20
+	countedTwice = 64 << 20
+)
+
+// memoryFanout's evidence is the sum of the private resident memory
+// (RssAnon) of its processes, sampled by the host while they hold it.
+type memoryFanout struct {
+	peak int64
+}
+
+func (m *memoryFanout) watch(_ *env, _ time.Time, procs []procfs.Proc) bool {
+	var sum int64
+	for _, p := range procs {
+		sum += evidence.StatusKB(p.PID, "RssAnon") << 10
+	}
+	m.peak = max(m.peak, sum)
+	return m.peak > runMemory+countedTwice
+}
+
+func (m *memoryFanout) judge(e *env) verdict {
+	if m.peak > runMemory+countedTwice {
+		return escaped("its processes held %s of real memory at once", mib(m.peak))
+	}
+	mechanism := "memory control group"
+	if e.res.OOM {
+		mechanism += ": OOM kill"
+	}
+	return e.layer(e.policy.Hardened.Cgroup.Memory > 0, mechanism, "at most %s held at once (memory peak %s by the kernel's count)",
+		mib(m.peak), mib(e.res.MemoryPeak))
+}

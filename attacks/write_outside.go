@@ -1,0 +1,55 @@
+package attacks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sandboxlab/sandbox"
+)
+
+func init() {
+	register(spec{
+		id:        "write_outside",
+		escapes:   "changes a file of its own host user's outside its session directory",
+		firstStop: 6,
+		new:       func() attack { return &writeOutside{} },
+	})
+}
+
+// writeOutside's target belongs to the program's host identity, as a
+// user's own files belong to the user who runs the agent, and lies
+// outside every hidden and private directory: only what restricts the
+// filesystem beyond ownership (Landlock) stands in the way.
+type writeOutside struct {
+	path, before string
+}
+
+func (w *writeOutside) setup(e *env) error {
+	dir := filepath.Join(e.fx.root, "shared")
+	w.path = filepath.Join(dir, "notes.txt")
+	w.before = "# notes\n"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(w.path, []byte(w.before), 0o644); err != nil {
+		return err
+	}
+	id := sandbox.HostIdentity()
+	for _, p := range []string{dir, w.path} {
+		if err := os.Chown(p, id.UID, id.GID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writeOutside) args(*env) []string { return []string{w.path} }
+
+func (w *writeOutside) judge(e *env) verdict {
+	b, err := os.ReadFile(w.path)
+	if err == nil && string(b) != w.before {
+		return escaped("%s changed on the host (%d bytes now)", w.path, len(b))
+	}
+	return e.layer(e.policy.Hardened.Landlock, "Landlock", "%s unchanged; %s", w.path, strings.TrimSpace(e.res.Stdout))
+}

@@ -1,0 +1,39 @@
+package checks
+
+import (
+	"strings"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/report/verdict"
+	"sandboxlab/sandbox"
+)
+
+var realMemoryLimit = &Check{
+	ID:      "real_memory_limit",
+	Suite:   verdict.Hardening,
+	Promise: "the memory limit is on real memory: reserving 1 GiB and touching 10 MiB runs; touching 300 MiB stops with reason memory, the OOM flag from the kernel",
+	Level:   6,
+	Body: func(t *T) {
+		p := Preset(6)
+		light := t.runPython(p, sandbox.Command{}, `
+import mmap
+m = mmap.mmap(-1, 1 << 30)
+m[0:10 << 20] = b"x" * (10 << 20)
+print("reserved 1 GiB, touched 10 MiB")
+`)
+		assert.Check(t, light.Reason == sandbox.ReasonExited && light.ExitCode == 0 && !light.OOM,
+			"reserving 1 GiB and touching 10 MiB ended with %s (status %d, oom %v): %s", light.Reason, light.ExitCode, light.OOM, lastLine(light.Stderr))
+		heavy := t.runPython(p, sandbox.Command{}, `
+block = bytearray(300 << 20)
+print("touched", len(block))
+`)
+		limit := p.Hardened.Cgroup.Memory
+		assert.Check(t, heavy.Reason == sandbox.ReasonMemory, "touching 300 MiB ended with %s (%s), not memory", heavy.Reason, heavy.Signal)
+		assert.Check(t, heavy.OOM, "the OOM flag is not set")
+		assert.Check(t, !strings.Contains(heavy.Stderr, "MemoryError"), "the program saw a MemoryError: the limit is not the kernel's on real memory")
+		assert.Check(t, heavy.MemoryPeak > 0 && heavy.MemoryPeak <= limit+(1<<20), "the kernel counted a peak of %d bytes, the limit is %d", heavy.MemoryPeak, limit)
+		t.Evidence("1 GiB reserved and 10 MiB touched ran (peak %.1f MiB); 300 MiB stopped with %s by %s, OOM from the kernel, peak %.1f MiB",
+			float64(light.MemoryPeak)/(1<<20), heavy.Reason, heavy.Signal, float64(heavy.MemoryPeak)/(1<<20))
+	},
+}
