@@ -34,8 +34,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			"stderr (at most the level's budget of characters, the middle cut with a marker);\n"+
 			"stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the program wrote);\n"+
 			"wall_ms, cpu_ms; files (the session directory afterwards: name, size, type) and\n"+
-			"files_truncated.\n\n"+levelHelp, stderr)
-	level := fs.Int("level", 5, "isolation level `N`, 0 (bare) to 5 (see above)")
+			"files_truncated; at L6 also memory_peak (bytes), pids_peak and forks_refused as the\n"+
+			"kernel counted them in the run's control group, and landlock_abi.\n\n"+levelHelp, stderr)
+	level := fs.Int("level", 6, "isolation level `N`, 0 (bare) to 6 (hardened; see above)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	sessionDir := fs.String("session", "", "run in the session directory `DIR` made by 'sandboxlab session new' (kept afterwards)")
 	defect := defectFlag(fs)
@@ -87,7 +88,12 @@ const levelHelp = `levels (each adds to the one below):
   4  network: no network at all, not even loopback
   5  filesystem and capabilities: chosen paths hidden; private /tmp, /var/tmp, /dev/shm and
      /run (nothing written there reaches the host; host sockets and other sessions out of
-     sight); own IPC and UTS namespaces; a fresh session keyring; no capabilities`
+     sight); own IPC and UTS namespaces; a fresh session keyring; no capabilities
+  6  hardened (the default): a system-call filter (seccomp-bpf with argument rules);
+     Landlock (read the system, write only the session and private directories, no TCP);
+     a control group per run (256 MiB of real memory instead of address space, a hard cap of
+     16 processes, an equal CPU share). Refused, with the reason, where the machine cannot
+     give one of them (control groups need root or a delegated cgroup v2 subtree)`
 
 // runOnce runs args in a fresh session (closed afterwards) or in the
 // session dir. A nil Result means nothing ran, and err says why.
