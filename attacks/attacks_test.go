@@ -78,6 +78,7 @@ func TestParseLevels(t *testing.T) {
 	}{
 		{"", nil},
 		{"0-5", []int{0, 1, 2, 3, 4, 5}},
+		{"0-6", []int{0, 1, 2, 3, 4, 5, 6}},
 		{"3", []int{3}},
 		{"4-5,0,2", []int{0, 2, 4, 5}},
 		{"1-2,2-3", []int{1, 2, 3}},
@@ -87,7 +88,7 @@ func TestParseLevels(t *testing.T) {
 		assert.NilError(t, err, tc.in)
 		assert.DeepEqual(t, got, tc.want)
 	}
-	for _, bad := range []string{"6", "-1", "0-6", "5-3", "x", "1,", "1-", "1-2-3"} {
+	for _, bad := range []string{"7", "-1", "0-7", "5-3", "x", "1,", "1-", "1-2-3"} {
 		_, err := ParseLevels(bad)
 		assert.Check(t, errors.Is(err, ErrUsage), "%q: %v", bad, err)
 	}

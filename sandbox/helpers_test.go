@@ -4,13 +4,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"gotest.tools/v3/assert"
 
+	"sandboxlab/sandbox/cgroup"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -74,3 +77,39 @@ func alive(tok string) []procfs.Proc { return procfs.WithArg(tok) }
 // killTagged kills whatever is left of the processes tagged with tok, so
 // that no test leaves anything running, and returns how many there were.
 func killTagged(tok string) int { return procfs.KillWithArg(tok, 10*time.Second) }
+
+// levelsHere returns the levels from first up that this host can provide.
+// A level the host cannot provide (L6 without a usable control group, as
+// for an ordinary user without a delegated cgroup v2 subtree) must be
+// refused, not run weaker: that is asserted here, and the level left out.
+func levelsHere(t testing.TB, first int) []int {
+	t.Helper()
+	var levels []int
+	for n := first; n < Levels; n++ {
+		p := MustPreset(n)
+		if p.Hardened.Cgroup.on() {
+			if err := cgroupProbe(p.Hardened.Cgroup); err != nil {
+				assert.Check(t, !HostRoot(), "root must be able to make control groups: %v", err)
+				s, err := NewSession(Options{Policy: p, Root: testRoot(t)})
+				assert.NilError(t, err)
+				_, err = s.Run(context.Background(), Command{Path: "/bin/true"})
+				assert.Check(t, errors.Is(err, ErrUnavailable), "L%d without control groups: %v", n, err)
+				assert.Check(t, err != nil && strings.Contains(err.Error(), "--level 5"), "the refusal gives the way out: %v", err)
+				assert.Check(t, s.Close())
+				t.Logf("L%d left out: %v", n, err)
+				continue
+			}
+		}
+		levels = append(levels, n)
+	}
+	return levels
+}
+
+// cgroupProbe makes and removes a control group as a run of c would.
+func cgroupProbe(c Cgroup) error {
+	g, err := cgroup.New(cgroup.Config{Memory: c.Memory, Pids: int64(c.Pids), CPUWeight: c.CPUWeight})
+	if err != nil {
+		return err
+	}
+	return g.Close()
+}

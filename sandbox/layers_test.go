@@ -312,7 +312,7 @@ func TestCancelKillsTheRun(t *testing.T) {
 // namespace is in place. (L0 has neither: there the test cleans up.)
 func TestNothingLeftBehind(t *testing.T) {
 	root := testRoot(t)
-	for n := 1; n < Levels; n++ {
+	for _, n := range levelsHere(t, 1) {
 		tok := token(t)
 		runPy(t, root, MustPreset(n), Command{}, "import os, time\nif os.fork() == 0:\n    time.sleep(30)", tok)
 		assert.Check(t, is.Len(alive(tok), 0), "L%d", n)
@@ -335,7 +335,7 @@ func TestNoInheritedDescriptors(t *testing.T) {
 	fd, err := syscall.Open("/dev/null", syscall.O_RDONLY, 0) // no O_CLOEXEC
 	assert.NilError(t, err)
 	defer syscall.Close(fd)
-	for n := 1; n < Levels; n++ {
+	for _, n := range levelsHere(t, 1) {
 		res := runPy(t, root, MustPreset(n), Command{}, "import os\nprint(sorted(int(f) for f in os.listdir('/proc/self/fd')))")
 		assert.Check(t, is.Equal(res.Stdout, "[0, 1, 2, 3]\n"), "L%d: the program holds more than its stdio (3 is listdir's own)", n)
 	}

@@ -102,4 +102,10 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	assert.NilError(t, err, "as uid %d:\n%s", nobody.UID, out)
 	assert.Check(t, is.Contains(string(out), "--- PASS: TestLayersBite"))
+	assert.Check(t, is.Contains(string(out), "--- PASS: TestNothingLeftBehind"))
+	// uid 65534 cannot make groups in root's hierarchies: unless a cgroup
+	// v2 subtree is delegated to it, L6 must have been refused, not run.
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.subtree_control"); err != nil {
+		assert.Check(t, is.Contains(string(out), "L6 left out"), "L6 ran for uid %d without control groups", nobody.UID)
+	}
 }

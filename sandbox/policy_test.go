@@ -20,13 +20,16 @@ func TestPresetsAreValidAndCumulative(t *testing.T) {
 		assert.Check(t, is.Equal(p.Processes.Namespace, n >= 3), "L%d PID namespace", n)
 		assert.Check(t, is.Equal(p.Network.Isolate, n >= 4), "L%d network namespace", n)
 		assert.Check(t, is.Equal(p.Filesystem.DropCapabilities, n >= 5), "L%d capabilities", n)
+		assert.Check(t, is.Equal(p.Hardened.SyscallFilter, n >= 6), "L%d system-call filter", n)
+		assert.Check(t, is.Equal(p.Hardened.Landlock, n >= 6), "L%d Landlock", n)
+		assert.Check(t, is.Equal(p.Hardened.Cgroup.on(), n >= 6), "L%d control group", n)
 	}
 	l1 := MustPreset(1).Limits
 	assert.Check(t, is.DeepEqual(l1, Limits{Wall: 1500 * time.Millisecond, CPU: 2 * time.Second, CPUHard: 3 * time.Second,
 		AddressSpace: 256 << 20, FileSize: 10 << 20, OpenFiles: 64, OutputChars: 8000, OutputHeld: 8 << 20, KillTree: true, Sweep: true}))
 	assert.Check(t, is.Equal(MustPreset(3).Processes.Max, 16))
 	assert.Check(t, is.Equal(MustPreset(3).Processes.Interval, 5*time.Millisecond))
-	_, err := Preset(6)
+	_, err := Preset(Levels)
 	assert.Check(t, is.ErrorIs(err, ErrInvalidPolicy))
 }
 
