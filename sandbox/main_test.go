@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "fail-closed":
 		os.Exit(failClosedHelper(os.Args[len(os.Args)-1]))
+	case "no-memory-controller":
+		os.Exit(noMemoryControllerHelper(os.Args[len(os.Args)-1]))
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper %q\n", os.Getenv(helperEnv))
 		os.Exit(2)
@@ -108,4 +110,56 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.subtree_control"); err != nil {
 		assert.Check(t, is.Contains(string(out), "L6 left out"), "L6 ran for uid %d without control groups", nobody.UID)
 	}
+}
+
+// noMemoryControllerHelper runs in a mount namespace of its own, where it
+// takes the memory controller away (every cgroup mount that offers it), as
+// on a machine without one, then asks for L6, which needs it, and for L5,
+// which does not.
+func noMemoryControllerHelper(marker string) int {
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		fmt.Println("setup:", err)
+		return 1
+	}
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		fmt.Println("setup: making mounts private:", err)
+		return 1
+	}
+	for _, line := range strings.Split(string(mounts), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasPrefix(f[4], "/sys/fs/cgroup") && (strings.Contains(line, "memory") || strings.Contains(line, " cgroup2 ")) {
+			if err := syscall.Unmount(f[4], syscall.MNT_DETACH); err != nil {
+				fmt.Println("setup: unmounting", f[4], err)
+				return 1
+			}
+		}
+	}
+	cmd := Command{Path: "/usr/bin/python3", Args: []string{"-c", "import sys\nopen(sys.argv[1], 'w').write('ran')", marker}, Dir: filepath.Dir(marker)}
+	_, err = Run(context.Background(), MustPreset(6), cmd)
+	fmt.Printf("L6: unavailable=%v err=%v\n", errors.Is(err, ErrUnavailable), err)
+	res, err := Run(context.Background(), MustPreset(5), Command{Path: "/bin/true"})
+	fmt.Printf("L5: err=%v reason=%v\n", err, res.Reason)
+	return 0
+}
+
+// TestFailClosedWithoutMemoryController: L6 asks for a control group with
+// a memory limit; where the machine has no memory controller the run is
+// refused with the reason and a way out, never run without the limit.
+func TestFailClosedWithoutMemoryController(t *testing.T) {
+	skip.If(t, !HostRoot(), "taking the controller away needs a mount namespace of root's")
+	root := testRoot(t)
+	marker := filepath.Join(ownedDir(t, root, "out"), "ran")
+	cmd := exec.Command("/proc/self/exe", "-test.run=^$", marker)
+	cmd.Env = append(os.Environ(), helperEnv+"=no-memory-controller")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	assert.NilError(t, err, string(out))
+	t.Log(strings.TrimSpace(string(out)))
+	assert.Check(t, is.Contains(string(out), "L6: unavailable=true"))
+	assert.Check(t, is.Contains(string(out), "no usable control groups"), "the error gives the reason")
+	assert.Check(t, is.Contains(string(out), "--level 5"), "the error gives a way out")
+	assert.Check(t, is.Contains(string(out), "L5: err=<nil> reason=exited"), "L5 needs no control group")
+	_, err = os.Stat(marker)
+	assert.Check(t, errors.Is(err, os.ErrNotExist), "the program ran although its memory limit was unavailable")
 }
