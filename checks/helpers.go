@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"time"
@@ -30,6 +31,38 @@ func NoCPULimit(p *sandbox.Policy) { p.Limits.CPU, p.Limits.CPUHard = 0, 0 }
 // cores busy with several such loops; twice that leaves room. It costs
 // time only when the CPU limit is broken.
 const cpuBound = 20 * time.Second
+
+// cpuBackstop is the wall clock for runs whose CPU time the check watches
+// itself (untilCPU): it only bounds a run that the host cannot see, so on a
+// loaded machine a CPU-bound loop may take as long as it needs to reach its
+// limit.
+const cpuBackstop = 120 * time.Second
+
+// untilCPU returns a context for a run of the program tagged tok that is
+// cancelled once the host sees the program's processes use more than
+// budget of CPU: the CPU limit, if it worked, would have stopped them
+// before. A broken limit then costs budget of CPU, however loaded the
+// machine, instead of a wall clock that a loaded machine can also reach
+// with the limit intact.
+func (t *T) untilCPU(tok string, budget time.Duration) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	s := evidence.SampleUntil(tok, 20*time.Millisecond, func(_ time.Time, procs []procfs.Proc) bool {
+		var used time.Duration
+		for _, p := range evidence.Programs(procs) {
+			used += p.CPU
+		}
+		if used > budget {
+			cancel()
+			return true
+		}
+		return false
+	})
+	t.Cleanup(func() {
+		s.Stop()
+		cancel()
+	})
+	return ctx
+}
 
 // timeLimits sets the wall clock and the watchdog to d.
 func TimeLimits(d time.Duration) func(*sandbox.Policy) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Proc is one process as /proc shows it to the caller (host PID numbers).
@@ -23,7 +24,14 @@ type Proc struct {
 	// the PID it names one process for good, since a PID is reused only
 	// by a process that starts later.
 	Start uint64
+	// CPU is the user and system time the process has used so far.
+	CPU time.Duration
 }
+
+// userHZ is the unit of the times in /proc/N/stat: USER_HZ, which Linux
+// fixes at 100 for user space on every architecture this code builds for,
+// whatever the kernel's own tick rate.
+const userHZ = 100
 
 // Alive reports whether the process can still run: a zombie or a dead
 // entry has finished even though kill(pid, 0) still succeeds.
@@ -94,6 +102,13 @@ func parseStat(pid int, b []byte) (Proc, error) {
 	if p.Start, err = strconv.ParseUint(f[19], 10, 64); err != nil {
 		return Proc{}, err
 	}
+	// utime and stime are fields 14 and 15, the 12th and 13th after it.
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return Proc{}, os.ErrInvalid
+	}
+	p.CPU = time.Duration(utime+stime) * time.Second / userHZ
 	return p, nil
 }
 

@@ -4,17 +4,19 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
 
 func TestParseStatCommWithParens(t *testing.T) {
-	// A real line's shape: starttime is field 22 (here 123456).
+	// A real line's shape: utime and stime are fields 14 and 15 (5 and 3
+	// ticks), starttime is field 22 (here 123456).
 	line := "42 (a) b (c) S 7 8 9 34816 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 123456 1000 100"
 	p, err := parseStat(42, []byte(line))
 	assert.NilError(t, err)
-	assert.DeepEqual(t, p, Proc{PID: 42, PPID: 7, PGID: 8, SID: 9, State: 'S', Comm: "a) b (c", Start: 123456})
+	assert.DeepEqual(t, p, Proc{PID: 42, PPID: 7, PGID: 8, SID: 9, State: 'S', Comm: "a) b (c", Start: 123456, CPU: 80 * time.Millisecond})
 }
 
 func TestParseStatRejectsGarbage(t *testing.T) {
