@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,8 +172,8 @@ func tail(s string) string {
 }
 
 // leftovers counts what a run could leave on the host: session
-// directories under root, the runs' control groups and processes that
-// are children of this test.
+// directories under root, this process's control groups and processes
+// that are children of this test.
 func leftovers(t *testing.T, root string) map[string]int {
 	t.Helper()
 	n := map[string]int{}
@@ -186,7 +187,8 @@ func leftovers(t *testing.T, root string) map[string]int {
 	}
 	for _, dir := range parents {
 		if dir != "" {
-			groups, _ := filepath.Glob(filepath.Join(dir, "sandboxlab-run-*"))
+			// Only this process's groups: others may be running runs too.
+			groups, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("sandboxlab-run-%d-*", os.Getpid())))
 			n["cgroups"] += len(groups)
 		}
 	}

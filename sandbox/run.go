@@ -62,6 +62,11 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	release, err := takeSlot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("waiting to run %s: %w", c.Path, err)
+	}
+	defer release()
 	ps, err := newPipes()
 	if err != nil {
 		return nil, fmt.Errorf("creating output pipes: %w", err)

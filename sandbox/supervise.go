@@ -21,12 +21,22 @@ type supervisor struct {
 	maxProcs int           // 0: no monitor
 	interval time.Duration
 
+	// pidfd refers to the program's process for good (-1 if it could
+	// not be opened), so that "has it ended?" never asks about a reused
+	// pid.
+	pidfd int
+
 	reason  Reason // why the supervisor stopped the run ("" if it did not)
 	stopped chan struct{}
 	done    chan struct{}
 }
 
 func (s *supervisor) start(ctx context.Context) {
+	fd, err := unix.PidfdOpen(s.pid, 0)
+	if err != nil {
+		fd = -1
+	}
+	s.pidfd = fd
 	s.stopped = make(chan struct{})
 	s.done = make(chan struct{})
 	go s.loop(ctx)
@@ -36,6 +46,9 @@ func (s *supervisor) start(ctx context.Context) {
 func (s *supervisor) stop() {
 	close(s.stopped)
 	<-s.done
+	if s.pidfd >= 0 {
+		unix.Close(s.pidfd)
+	}
 }
 
 // loop arms the timer and the monitor's ticker and kills the run if one
@@ -65,15 +78,31 @@ func (s *supervisor) wait(ctx context.Context, timeout, tick <-chan time.Time) R
 		case <-s.stopped:
 			return ""
 		case <-timeout:
+			if s.ended() {
+				return ""
+			}
 			return ReasonTimeout
 		case <-ctx.Done():
 			return ReasonSignal
 		case <-tick:
-			if s.count() > s.maxProcs {
+			if s.count() > s.maxProcs && !s.ended() {
 				return ReasonProcesses
 			}
 		}
 	}
+}
+
+// ended reports whether the program has already ended, though its parent
+// has not yet reaped it. On a starved machine the harness may see the
+// exit late: a program that finished in time was not stopped, and its
+// Result must say how it ended, not that a limit fired afterwards.
+func (s *supervisor) ended() bool {
+	if s.pidfd < 0 {
+		return false
+	}
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PIDFD, s.pidfd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == unix.ECHILD || (err == nil && info.Signo != 0)
 }
 
 func (s *supervisor) kill(why Reason) {
