@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"gotest.tools/v3/assert"
@@ -51,7 +52,13 @@ type probeVerdict struct {
 func probeFailClosed(marker string) (probeVerdict, error) {
 	var v probeVerdict
 	id := sandbox.HostIdentity()
+	cover := "-"
 	cmd := reexec.Command(probeHelper, string(mutants.Active()), marker)
+	if f := mutants.ChildFile(); f != nil {
+		// The harness records the planted sites the probe reaches too.
+		cmd.ExtraFiles, cover = []*os.File{f}, "3"
+	}
+	cmd.Args = append(cmd.Args, cover)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.UID, Size: 1}},
@@ -71,9 +78,19 @@ func probeFailClosed(marker string) (probeVerdict, error) {
 
 func init() {
 	reexec.Register(probeHelper, func(args []string) int {
-		if len(args) != 2 {
-			fmt.Fprintln(os.Stderr, probeHelper+": want DEFECT MARKER")
+		if len(args) != 3 {
+			fmt.Fprintln(os.Stderr, probeHelper+": want DEFECT MARKER COVER-FD|-")
 			return 2
+		}
+		if args[2] != "-" {
+			fd, err := strconv.Atoi(args[2])
+			if err == nil {
+				err = mutants.Cover(fd)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, probeHelper+":", err)
+				return 2
+			}
 		}
 		return failClosedProbe(args[0], args[1])
 	})

@@ -27,5 +27,12 @@ func Enable(id string) error {
 // Active returns the defect switched on in this process, or "".
 func Active() ID { return active }
 
-// On reports whether defect id is switched on. Planted sites call it.
-func On(id ID) bool { return active == id }
+// On reports whether defect id is switched on. Planted sites call it;
+// while coverage is recorded (Cover), it also notes that id's site was
+// reached.
+func On(id ID) bool {
+	if covering {
+		record(id)
+	}
+	return active == id
+}

@@ -37,6 +37,9 @@ type initConfig struct {
 	// travels on the command line, never in the environment, and is gone
 	// once the init execs the program.
 	Defect string `json:"defect,omitempty"`
+	// Cover is the descriptor on which the init reports the planted sites
+	// it asks, when the harness records coverage (0: it does not).
+	Cover int `json:"cover,omitempty"`
 	// PrivateMounts makes every mount private before anything is mounted
 	// (CLONE_NEWNS alone does not stop propagation to the host).
 	PrivateMounts bool `json:"private_mounts,omitempty"`
@@ -99,6 +102,11 @@ func runInit(config string, argv []string) error {
 	}
 	if err := mutants.Enable(cfg.Defect); err != nil {
 		return fmt.Errorf("setup: %w", err)
+	}
+	if cfg.Cover > 0 {
+		if err := mutants.Cover(cfg.Cover); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
 	}
 	if cfg.CgroupGate {
 		if err := awaitCgroup(); err != nil {

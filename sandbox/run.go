@@ -414,6 +414,13 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 	if !l.needsInit() {
 		return cmd, nil
 	}
+	if f := mutants.ChildFile(); f != nil {
+		// The harness records which planted sites a probe reaches; the
+		// init reports those it asks here (fds 3 and up: the error pipe,
+		// then cmd.ExtraFiles in order).
+		l.cfg.Cover = initErrFD + 1 + len(cmd.ExtraFiles)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+	}
 	b, err := json.Marshal(l.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the init's config: %w", err)
