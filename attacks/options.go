@@ -25,6 +25,9 @@ type Options struct {
 	Levels []int
 	// Progress, when set, is called after each cell with its verdict.
 	Progress func(report.Cell)
+	// Without names a layer (sandbox.Layers) taken away from every
+	// level's policy: the masking search's variant of a cell.
+	Without string
 	// TempDir is where each cell's fixture directory is made (default
 	// evidence.FixtureRoot()). The program's host identity must be able to pass
 	// through it.

@@ -49,6 +49,14 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 	if err := checkReachable(opts.TempDir); err != nil {
 		return nil, err
 	}
+	var without *sandbox.Layer
+	if opts.Without != "" {
+		l, err := sandbox.LookupLayer(opts.Without)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		without = &l
+	}
 	rep := &report.Attacks{
 		Identity: report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: sandbox.HostIdentity().UID},
 		Defect:   string(mutants.Active()),
@@ -76,7 +84,7 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 				return nil, err
 			}
 			var cell report.Cell
-			onOwnThread(func() { cell, err = runCell(ctx, a, level, opts.TempDir) })
+			onOwnThread(func() { cell, err = runCell(ctx, a, level, opts.TempDir, without) })
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", report.Cell{Attack: a.id, Level: level}.Name(), err)
 			}
@@ -137,7 +145,8 @@ func (e *env) attackProcs() []procfs.Proc { return evidence.Programs(procfs.With
 // runCell runs one attack at one level with fresh fixtures and a fresh
 // state, and removes everything afterwards. The error is for the harness
 // failing, never for the attack's outcome.
-func runCell(ctx context.Context, s *spec, level int, tempDir string) (cell report.Cell, err error) {
+// With without, that layer is taken away from the level's policy.
+func runCell(ctx context.Context, s *spec, level int, tempDir string, without *sandbox.Layer) (cell report.Cell, err error) {
 	began := time.Now()
 	cell = report.Cell{Attack: s.id, Level: level}
 	fx, err := makeFixtures(tempDir)
@@ -148,6 +157,9 @@ func runCell(ctx context.Context, s *spec, level int, tempDir string) (cell repo
 		fx:     fx,
 		token:  procfs.Tag(),
 		policy: sandbox.MustPreset(level),
+	}
+	if without != nil {
+		without.Remove(&e.policy)
 	}
 	v, err := e.run(ctx, s, s.new())
 	if cerr := e.cleanup(); err == nil {

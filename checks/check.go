@@ -200,6 +200,14 @@ type Options struct {
 	Suites []verdict.Suite
 	// Progress, if set, is called after each check.
 	Progress func(report.Check)
+	// Without names a layer (sandbox.Layers) taken away from every
+	// policy the checks make, and Plain undoes the layers the checks
+	// take away on purpose: the masking search's variants of a check.
+	Without string
+	Plain   bool
+	// TookAway, if set, is called with each layer a check takes away on
+	// purpose (as the tree-kill check takes the CPU limit away).
+	TookAway func(layer string)
 }
 
 // RunAll runs the checks in order, each on a goroutine of its own, and
@@ -209,6 +217,15 @@ func RunAll(ctx context.Context, opts Options) (*report.Checks, error) {
 	if err != nil {
 		return nil, err
 	}
+	masking.without, masking.plain, masking.tookAway = nil, opts.Plain, opts.TookAway
+	if opts.Without != "" {
+		l, err := sandbox.LookupLayer(opts.Without)
+		if err != nil {
+			return nil, err
+		}
+		masking.without = &l
+	}
+	defer func() { masking.without, masking.plain, masking.tookAway = nil, false, nil }()
 	id := sandbox.HostIdentity()
 	rep := &report.Checks{
 		Identity: report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: id.UID},

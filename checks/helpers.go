@@ -13,18 +13,47 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-// preset returns level n's policy with tweaks applied: a check takes away
-// the layers that would hide a defect in the one it tests.
+// Preset returns level n's policy with tweaks applied: a check takes
+// away the layers that would hide a defect in the one it tests. The
+// masking search (Options.Without) then takes one more away.
 func Preset(n int, tweaks ...func(*sandbox.Policy)) sandbox.Policy {
 	p := sandbox.MustPreset(n)
 	for _, tw := range tweaks {
 		tw(&p)
 	}
+	if masking.without != nil {
+		masking.without.Remove(&p)
+	}
 	return p
 }
 
+// masking is what the masking search asks of every policy the checks of
+// one RunAll make (see Options): one more layer taken away, or the
+// checks' own removals undone.
+var masking struct {
+	without  *sandbox.Layer
+	plain    bool
+	tookAway func(layer string)
+}
+
 // NoCPULimit takes the CPU limit away.
-func NoCPULimit(p *sandbox.Policy) { p.Limits.CPU, p.Limits.CPUHard = 0, 0 }
+func NoCPULimit(p *sandbox.Policy) { takeAway(p, "cpu_limit") }
+
+// takeAway removes a layer from p, on purpose: unless the masking search
+// asks to see the check without its removals (Options.Plain).
+func takeAway(p *sandbox.Policy, layer string) {
+	if masking.tookAway != nil {
+		masking.tookAway(layer)
+	}
+	if masking.plain {
+		return
+	}
+	l, err := sandbox.LookupLayer(layer)
+	if err != nil {
+		panic(err) // a misspelt layer in a check
+	}
+	l.Remove(p)
+}
 
 // cpuBound is the wall clock for runs that only a CPU limit should stop:
 // 3 s of CPU can take 9 s of wall time when the mutation run keeps both
