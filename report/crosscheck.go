@@ -70,7 +70,7 @@ func CrossCheck(dir string) error {
 func crossCheckSuites(m *Mutation, tallied []SuiteResult) error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if want := m.FailOn.Decide(m.Baseline.OK, m.Summary.Unexpected, m.Summary.UnexpectedEscapes); m.Gate != want {
+	if want := m.FailOn.Decide(m.Baseline.OK, m.Summary.Unexpected, m.Summary.UnexpectedEscapes, len(m.Flaky)); m.Gate != want {
 		fail("the gate is %s, but under --fail-on %s the run's results give %s", m.Gate, m.FailOn, want)
 	}
 	if len(m.Suites) == 0 {
@@ -81,7 +81,7 @@ func crossCheckSuites(m *Mutation, tallied []SuiteResult) error {
 		if r.Summary != tallied[i].Summary {
 			fail("suite %s: summary %+v, but its defects tally to %+v", r.Suite, r.Summary, tallied[i].Summary)
 		}
-		if want := m.FailOn.Decide(r.BaselineOK, r.Summary.Unexpected, r.Summary.UnexpectedEscapes); r.Gate != want {
+		if want := m.FailOn.Decide(r.BaselineOK, r.Summary.Unexpected, r.Summary.UnexpectedEscapes, len(m.FlakesIn(r.Suite))); r.Gate != want {
 			fail("suite %s: the gate is %s, but under --fail-on %s its results give %s", r.Suite, r.Gate, m.FailOn, want)
 		}
 		allOK = allOK && r.BaselineOK

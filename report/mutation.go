@@ -31,8 +31,82 @@ type Mutation struct {
 	Gate verdict.Gate `json:"gate"`
 	// MS is the wall time of the whole run.
 	MS int64 `json:"ms"`
-	// Jobs is how many defects ran at once.
+	// Jobs is how many probes ran at once, at most.
 	Jobs int `json:"jobs"`
+	// Run says how the run was made: selection, repeats, shard, and what
+	// from (nil in a report from before probes were selected).
+	Run *RunInfo `json:"run,omitempty"`
+	// Flaky lists the probes whose verdict changed between repeats (see
+	// RunInfo.Repeat), the baseline's and the defects'. Any fails the
+	// gate, with its own exit code.
+	Flaky []Flake `json:"flaky,omitempty"`
+	// Masking lists the layers found hiding a defect from a probe
+	// (mutate --masking).
+	Masking []Mask `json:"masking,omitempty"`
+}
+
+// RunInfo says how a mutation run was made.
+type RunInfo struct {
+	// Selection is true when each defect ran only the probes that reach
+	// its planted site in the baseline (coverage-guided selection).
+	Selection bool `json:"selection"`
+	// Repeat is how many times each probe ran.
+	Repeat int `json:"repeat"`
+	// Shard is the slice of the defects this run had ("k/n"; "" for all).
+	Shard string `json:"shard,omitempty"`
+	// Suites are the suites of the run.
+	Suites []verdict.Suite `json:"suites"`
+	// Build identifies the binary (a digest of it); Predictions the
+	// predictions file (a digest of it). Shards merge only when both agree.
+	Build       string `json:"build"`
+	Predictions string `json:"predictions"`
+	// BaselineProbeRuns counts the baseline's probe runs; ProbeRuns the
+	// defects'; ProbeRunsUnselected what the defects would have run
+	// without selection.
+	BaselineProbeRuns   int `json:"baseline_probe_runs"`
+	ProbeRuns           int `json:"probe_runs"`
+	ProbeRunsUnselected int `json:"probe_runs_unselected"`
+	// Coverage is the baseline's reached-sites table: every probe, the
+	// defects whose planted sites it reaches, and what it cost.
+	Coverage []ProbeCoverage `json:"coverage,omitempty"`
+}
+
+// ProbeCoverage is one probe's row of the reached-sites table.
+type ProbeCoverage struct {
+	// Probe is the check's id or the cell's name.
+	Probe string `json:"probe"`
+	// Reached are the defects whose planted sites its run asks, in any
+	// process it involves.
+	Reached []string `json:"reached"`
+	// WallMS and CPUMS are its baseline run's wall time and the CPU time
+	// of its worker and everything the worker waited for (the mean of the
+	// repeats).
+	WallMS int64 `json:"wall_ms"`
+	CPUMS  int64 `json:"cpu_ms"`
+}
+
+// Flake is a probe whose verdict changed between the repeats of one run.
+type Flake struct {
+	// Defect is the defect switched on ("" for the baseline).
+	Defect string `json:"defect,omitempty"`
+	// Probe is the check's id or the cell's name.
+	Probe string `json:"probe"`
+	// Verdicts are the repeats' verdicts, in order (pass/fail for a
+	// check, escaped/stopped for a cell).
+	Verdicts []string `json:"verdicts"`
+}
+
+// Mask is a layer found hiding a defect from a probe: with the layer
+// taken away, the probe catches the defect, and it still passes on the
+// correct sandbox.
+type Mask struct {
+	Defect string `json:"defect"`
+	// Probe is the probe that missed the defect; Plain is true when the
+	// probe was run with its own layer removals undone.
+	Probe string `json:"probe"`
+	Plain bool   `json:"plain,omitempty"`
+	// Layer is the layer whose removal reveals the defect.
+	Layer string `json:"layer"`
 }
 
 // Baseline is the correct sandbox's run, which every defect is compared
@@ -86,8 +160,19 @@ type Defect struct {
 	UnexpectedEscape bool `json:"unexpected_escape"`
 	// Error says why a hung or failed run gave no verdict.
 	Error string `json:"error,omitempty"`
-	// MS is how long the defect's worker ran.
+	// MS is how long the defect's probes ran, summed.
 	MS int64 `json:"ms"`
+	// Reached are the probes that reach the defect's planted site on the
+	// correct sandbox (the baseline's coverage); with selection, the only
+	// ones it ran.
+	Reached []string `json:"reached,omitempty"`
+	// NotReached is true when no probe reaches the defect's site: it ran
+	// nothing, and no check could catch it (Stryker's NoCoverage).
+	NotReached bool `json:"not_reached,omitempty"`
+	// Probes counts the probe runs the defect had (repeats included).
+	Probes int `json:"probes,omitempty"`
+	// Flaky lists its probes whose verdict changed between repeats.
+	Flaky []Flake `json:"flaky,omitempty"`
 }
 
 // Known is a divergence the predictions file records as understood.
@@ -173,6 +258,46 @@ func (m *Mutation) Tally() {
 	for i := range m.Suites {
 		m.Suites[i].Summary = tally(defectsIn(m.Defects, m.Suites[i].Suite))
 	}
+}
+
+// FlakesIn returns the flaky probes of suite s: those of its defects, and
+// the baseline's of its checks and attacks.
+func (m *Mutation) FlakesIn(s verdict.Suite) []Flake {
+	suiteOf := map[string]verdict.Suite{}
+	for _, d := range m.Defects {
+		suiteOf[d.ID] = d.Suite.OrCourse()
+	}
+	var out []Flake
+	for _, f := range m.Flaky {
+		switch {
+		case f.Defect != "":
+			if suiteOf[f.Defect] == s.OrCourse() {
+				out = append(out, f)
+			}
+		case m.probeSuite(f.Probe) == s.OrCourse():
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// probeSuite is the suite of a probe of the baseline: a check's, or a
+// cell's attack's.
+func (m *Mutation) probeSuite(probe string) verdict.Suite {
+	if c, err := verdict.ParseCell(probe); err == nil {
+		if m.Baseline.Attacks != nil {
+			return m.Baseline.Attacks.SuiteOf(c.Attack)
+		}
+		return verdict.Course
+	}
+	if m.Baseline.Checks != nil {
+		for _, c := range m.Baseline.Checks.Checks {
+			if c.ID == probe {
+				return c.Suite.OrCourse()
+			}
+		}
+	}
+	return verdict.Course
 }
 
 // tally counts defects by outcome.

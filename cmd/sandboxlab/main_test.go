@@ -168,7 +168,7 @@ func TestSuiteFlag(t *testing.T) {
 	run(t, nil, "mutate", "--suite", "hardening", "--only", "no_net_ns").Assert(t, icmd.Expected{ExitCode: 1,
 		Err: "defect no_net_ns is in the course suite, which is not selected (suites: hardening)"})
 	run(t, nil, "mutate", "--suite", "course", "--replay", "x.json").Assert(t, icmd.Expected{ExitCode: 1,
-		Err: "--suite and --replay"})
+		Err: "--replay judges the earlier run as it was"})
 
 	res := run(t, nil, "check", "--suite", "course", "--only", cheapChecks, "--format", "json")
 	res.Assert(t, icmd.Success)

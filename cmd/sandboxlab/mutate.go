@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -21,7 +22,6 @@ import (
 	"sandboxlab/report"
 	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
-	"sandboxlab/sandbox/reexec"
 )
 
 func init() {
@@ -29,29 +29,49 @@ func init() {
 }
 
 func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("mutate", "[--predictions FILE] [--suite course|hardening|all] [--only id,...] [-j N] [--fail-on escape|any|never] "+formatUsage,
+	if len(args) > 0 && args[0] == "merge" {
+		return mergeCmd(args[1:], stdout, stderr)
+	}
+	fs := newFlags("mutate", "[--predictions FILE] [--suite course|hardening|all] [--only id,...] [--shard K/N] [--no-select] [--repeat N] [--masking] [-j N] [--fail-on escape|any|never] "+formatUsage+"\n       sandboxlab mutate merge [--fail-on ...] "+formatUsage+" SHARD.json...",
 		"Runs the correct sandbox first (the baseline: every check must pass and the attack matrix must match\n"+
-			"the predictions' baseline), then each planted defect in a process of its own: the checks and the\n"+
-			"attack matrix of its own suite (the course's: 26 checks, 16x6 cells), diffed against the predictions.\n"+
+			"the predictions' baseline), then each planted defect: the checks and the attack cells of its own\n"+
+			"suite (the course's: 26 checks, 16x6 cells), diffed against the predictions. Every check and cell\n"+
+			"is a probe, run in a worker process of its own. The baseline records which planted sites each probe\n"+
+			"reaches (in every process it involves); a defect then runs only the probes that reach its site, and\n"+
+			"the others keep their baseline verdict (--no-select runs them all; a defect no probe reaches is\n"+
+			"reported as not reached). Probes share the cores by what they cost in the baseline: many that wait\n"+
+			"on clocks, few that compute.\n"+
 			"Each suite's baseline is judged on its own: a broken one stops that suite's defects. The course's\n"+
 			"summary, defects and baseline are reported first, exactly as the course has them, then the\n"+
 			"hardening suite's; the gate covers both. Outcomes: exact, too_wide, extra, different,\n"+
-			"escaped (no check failed), hung. Exit codes: 0 the gate holds; 2 an unexpected escape (a defect no\n"+
-			"check caught, or an attack cell that got through, neither predicted nor known; a defect that hung\n"+
-			"counts as one); 3 another divergence (only with --fail-on any); 4 the baseline is broken; 1 usage\n"+
+			"escaped (no check failed), hung.\n\n"+
+			"--shard K/N runs every N-th defect from the K-th (and the whole baseline); 'mutate merge' combines\n"+
+			"the shards' JSON reports into the report and gate of the unsharded run, refusing shards of other\n"+
+			"predictions, builds, suites or settings. --repeat N runs every probe N times: a probe whose verdict\n"+
+			"changes is reported as flaky and fails the gate (exit 5). --masking looks, for each defect, for the\n"+
+			"layers that hide it from a check that reaches it but missed it: it reruns that check with each other\n"+
+			"layer taken away (and with the check's own removals undone) and reports the layers whose removal\n"+
+			"reveals the defect while the check still passes on the correct sandbox.\n\n"+
+			"Exit codes: 0 the gate holds; 2 an unexpected escape (a defect no check caught, or an attack cell\n"+
+			"that got through, neither predicted nor known; a defect that hung counts as one); 5 a flaky probe\n"+
+			"(with --repeat); 3 another divergence (only with --fail-on any); 4 the baseline is broken; 1 usage\n"+
 			"or internal error.\n\n"+
 			"Reports: --format junit gives a testcase per defect (failed when unexpected, error when it hung,\n"+
 			"skipped when its divergence is known) and one for the baseline, in a test suite per suite (mutate,\n"+
-			"mutate.hardening); --out DIR writes every format.\n"+
+			"mutate.hardening); --out DIR writes every format; JSON has each defect's reached probes.\n"+
 			"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n"+
 			"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n"+
-			"Progress (defects done, elapsed, ETA) goes to stderr on a terminal, or always with --verbose.", stderr)
+			"Progress (probes and defects done, elapsed, ETA) goes to stderr on a terminal, or always with --verbose.", stderr)
 	predFile := fs.String("predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
 	suite := suiteFlag(fs)
 	only := fs.String("only", "", "comma-separated defect `ids` to run (default all of the suites; only their suites run)")
-	jobs := fs.Int("j", defaultJobs(), "defects run at once (`N`); each runs its checks and attacks one after another")
-	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape` (an unexpected escape), any (any divergence), never")
-	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one defect's run; past it the defect is reported as hung")
+	shardFlag := fs.String("shard", "", "run only the `K/N`-th slice of the defects (every N-th from the K-th), for a CI matrix")
+	noSelect := fs.Bool("no-select", false, "run every probe for every defect, not only those that reach its site")
+	repeat := fs.Int("repeat", 1, "run every probe `N` times; a probe whose verdict changes is flaky (exit 5)")
+	masking := fs.Bool("masking", false, "look for the layers that hide each defect from a check that reaches it")
+	jobs := fs.Int("j", defaultJobs(), "probes run at once, at most (`N`); together they use no more CPU than there are cores")
+	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape` (an unexpected escape, a flaky probe), any (any divergence), never")
+	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one probe's run; past it the probe's defect is reported as hung")
 	replay := fs.String("replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\nor --out) against the predictions, e.g. to try an edit of predictions.yaml")
 	out := outputFlags(fs, "mutate")
 	if stop, err := parseFlags(fs, args); stop {
@@ -70,17 +90,26 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *jobs < 1 {
 		return usagef("-j: want at least 1, got %d", *jobs)
 	}
+	if *repeat < 1 {
+		return usagef("--repeat: want at least 1, got %d", *repeat)
+	}
+	var shard harness.Shard
+	if *shardFlag != "" {
+		if shard, err = harness.ParseShard(*shardFlag); err != nil {
+			return usagef("--shard: %v", err)
+		}
+	}
 	suites, err := parseSuite(*suite)
 	if err != nil {
 		return err
 	}
-	if *replay != "" && flagSet(fs, "suite") {
-		return usagef("--suite and --replay: a replay judges the suites the earlier run had")
+	if *replay != "" && (flagSet(fs, "suite") || flagSet(fs, "shard") || *masking || *repeat > 1 || *noSelect) {
+		return usagef("--replay judges the earlier run as it was: no --suite, --shard, --repeat, --no-select or --masking")
 	}
 	if !mutants.Compiled {
 		return mutants.ErrNotCompiled
 	}
-	preds, err := loadPredictions(*predFile)
+	preds, digest, err := loadPredictions(*predFile)
 	if err != nil {
 		return err
 	}
@@ -95,19 +124,28 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return finishMutate(m, out, stdout, stderr)
 	}
-	eta := newMutateETA(out.progress(stderr), *jobs)
+	build, err := buildDigest()
+	if err != nil {
+		return err
+	}
+	eta := newMutateETA(out.progress(stderr), shard)
 	r := &harness.Runner{
-		Worker: func(ctx context.Context, defect string, suites []verdict.Suite) *exec.Cmd {
-			return reexec.CommandContext(ctx, workerName, "--defect", defect, "--suite", verdict.SuiteList(suites))
-		},
-		Predictions: preds,
-		Suites:      suites,
-		Only:        splitList(*only),
-		Jobs:        *jobs,
-		Timeout:     *timeout,
-		FailOn:      failOn,
-		Identity:    identity(),
-		Progress:    eta.step,
+		Worker:            workerCommand,
+		Predictions:       preds,
+		Suites:            suites,
+		Only:              splitList(*only),
+		Shard:             shard,
+		NoSelect:          *noSelect,
+		Repeat:            *repeat,
+		Masking:           *masking,
+		Jobs:              *jobs,
+		Cores:             float64(runtime.NumCPU()),
+		Timeout:           *timeout,
+		FailOn:            failOn,
+		Identity:          identity(),
+		Progress:          eta.step,
+		Build:             build,
+		PredictionsDigest: digest,
 	}
 	m, err := r.Run(ctx)
 	eta.p.end()
@@ -117,22 +155,74 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return finishMutate(m, out, stdout, stderr)
 }
 
+// mergeCmd is 'mutate merge': the shards' reports as one.
+func mergeCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("mutate merge", "[--fail-on escape|any|never] "+formatUsage+" SHARD.json...",
+		"Combines the JSON reports of 'mutate --shard K/N' runs (K = 1 to N, each once) into one report and\n"+
+			"one gate, the same as the unsharded run's. Refuses shards made from other predictions, another\n"+
+			"build, other suites or other settings, and shards whose baselines disagree. Exit codes as mutate's.", stderr)
+	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape`, any, never")
+	out := outputFlags(fs, "mutate")
+	if stop, err := parseFlags(fs, args); stop {
+		return err
+	}
+	if err := out.check(); err != nil {
+		return usagef("%v", err)
+	}
+	failOn, err := verdict.ParseFailOn(*failOnFlag)
+	if err != nil {
+		return usagef("--fail-on: %v", err)
+	}
+	if fs.NArg() == 0 {
+		return usagef("mutate merge: name the shards' JSON reports")
+	}
+	var shards []*report.Mutation
+	for _, f := range fs.Args() {
+		m, err := readMutation(f)
+		if err != nil {
+			return err
+		}
+		shards = append(shards, m)
+	}
+	m, err := harness.Merge(shards, failOn)
+	if err != nil {
+		return failWith(verdict.ExitInternal, fmt.Errorf("mutate merge: %w", err))
+	}
+	return finishMutate(m, out, stdout, stderr)
+}
+
+// buildDigest identifies this binary, so that shards run by another
+// build are not merged.
+func buildDigest() (string, error) {
+	f, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return "", fmt.Errorf("identifying the build: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("identifying the build: %w", err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // loadPredictions reads the predictions file, or the one built into the
-// binary when file is "".
-func loadPredictions(file string) (*harness.Predictions, error) {
+// binary when file is "", and returns it with a digest of its bytes.
+func loadPredictions(file string) (*harness.Predictions, string, error) {
 	data, name := sandboxlab.Predictions, "the built-in predictions.yaml"
 	if file != "" {
 		var err error
 		if data, err = os.ReadFile(file); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		name = file
 	}
 	preds, err := harness.ParsePredictions(data, universe())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, "", fmt.Errorf("%s: %w", name, err)
 	}
-	return preds, nil
+	sum := sha256.Sum256(data)
+	return preds, "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // universe is what a predictions file may name: every check and attack
@@ -149,12 +239,11 @@ func universe() harness.Universe {
 	return u
 }
 
-// defaultJobs is one worker more than there are cores: a worker spends
-// much of its time waiting on wall clocks (1.5 s timeouts, sleeping
-// programs), and every check is built to hold with the cores kept busy.
-// Measured on two cores: -j 2 about 10 minutes, -j 3 about 8, with the
-// same verdicts.
-func defaultJobs() int { return runtime.NumCPU() + 1 }
+// defaultJobs bounds the probes at once: four per core. Most probes wait
+// on wall clocks (1.5 s timeouts, sleeping programs) and weigh little;
+// the pool keeps their expected CPU within the cores, so the bound only
+// caps how many processes and sandboxes are alive at once.
+func defaultJobs() int { return 4 * runtime.NumCPU() }
 
 // readMutation reads a mutate report back from its JSON.
 func readMutation(path string) (*report.Mutation, error) {
@@ -238,42 +327,57 @@ func identity() report.Identity {
 	return report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: sandbox.HostIdentity().UID}
 }
 
-// mutateETA prints the progress of a mutation run: a line per finished
-// defect, and on a terminal a status line with the time elapsed and an
-// estimate of the time left.
+// mutateETA prints the progress of a mutation run: a line when the
+// baseline ends and one per finished defect, and on a terminal a status
+// line with the probes done, the time elapsed and an estimate of the time
+// left. The estimate extrapolates the phase under way (the baseline, then
+// the defects) from its probe runs done, which selection has already
+// counted: a defect's unreached probes are no part of it.
 type mutateETA struct {
-	p    *progress
-	jobs int
+	p     *progress
+	shard harness.Shard
 
-	mu       sync.Mutex
-	start    time.Time
-	baseDone time.Duration // when the baseline finished (0: still running)
-	done     int
-	total    int
-	finish   time.Time // the estimated end, set at each defect's end
+	mu         sync.Mutex
+	start      time.Time
+	phaseStart time.Duration // when the phase under way began
+	last       harness.Progress
+	finish     time.Time // the estimated end of the phase (zero: none yet)
 }
 
-func newMutateETA(p *progress, jobs int) *mutateETA {
-	e := &mutateETA{p: p, jobs: jobs, start: time.Now(), total: -1}
+func newMutateETA(p *progress, shard harness.Shard) *mutateETA {
+	e := &mutateETA{p: p, shard: shard, start: time.Now()}
 	p.keepStatus(e.status)
 	return e
 }
 
-// step records the baseline's or a defect's end and prints its line.
+// step records the runner's progress and prints a line when the baseline
+// or a defect has finished.
 func (e *mutateETA) step(pr harness.Progress) {
 	e.mu.Lock()
-	if pr.Defect.ID == "" {
-		e.baseDone, e.total = max(pr.Elapsed, time.Nanosecond), pr.Total
-		e.mu.Unlock()
-		e.p.line("baseline done in %s; %d defects to run, %d at a time", roundDuration(pr.Elapsed), pr.Total, e.jobs)
-		return
+	prev := e.last
+	e.last = pr
+	if prev.Baseline && !pr.Baseline {
+		e.phaseStart, e.finish = pr.Elapsed, time.Time{}
 	}
-	e.done, e.total = pr.Done, pr.Total
-	e.estimate(pr.Elapsed)
+	e.estimate(pr)
 	left := e.left()
 	e.mu.Unlock()
-	e.p.line("%s %-18s %-9s %3d s   %s elapsed%s", counter(pr.Done, pr.Total), pr.Defect.ID, pr.Defect.Outcome,
-		pr.Defect.MS/1000, roundDuration(pr.Elapsed), left)
+	switch {
+	case prev.Baseline && !pr.Baseline:
+		e.p.line("%sbaseline done in %s (%d probe runs); %d defects to run, %d probe runs", e.prefix(),
+			roundDuration(pr.Elapsed), prev.ProbesTotal, pr.Total, pr.ProbesTotal)
+	case pr.Defect.ID != "":
+		e.p.line("%s%s %-24s %-9s %3d probes %4d s   %s elapsed%s", e.prefix(), counter(pr.Done, pr.Total), pr.Defect.ID,
+			pr.Defect.Outcome, pr.Defect.Probes, pr.Defect.MS/1000, roundDuration(pr.Elapsed), left)
+	}
+}
+
+// prefix names the shard, if any, in every line.
+func (e *mutateETA) prefix() string {
+	if s := e.shard.String(); s != "" {
+		return "shard " + s + ": "
+	}
+	return ""
 }
 
 // status is the status line's text.
@@ -281,24 +385,28 @@ func (e *mutateETA) status() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	elapsed := roundDuration(time.Since(e.start))
-	if e.baseDone == 0 {
-		return fmt.Sprintf("mutate: baseline running, %s elapsed", elapsed)
+	pr := e.last
+	if pr.Baseline || pr.ProbesTotal == 0 && pr.Total == 0 {
+		return fmt.Sprintf("%smutate: baseline, %d of %d probes, %s elapsed%s", e.prefix(), pr.ProbesDone, pr.ProbesTotal, elapsed, e.left())
 	}
-	return fmt.Sprintf("mutate: %d of %d defects done, %s elapsed%s", e.done, e.total, elapsed, e.left())
+	return fmt.Sprintf("%smutate: %d of %d defects, %d of %d probe runs, %s elapsed%s", e.prefix(), pr.Done, pr.Total,
+		pr.ProbesDone, pr.ProbesTotal, elapsed, e.left())
 }
 
-// estimate extrapolates the time left from the defects done so far; the
-// baseline's time is left out, since it runs alone before any defect.
-// The caller holds mu.
-func (e *mutateETA) estimate(elapsed time.Duration) {
-	e.finish = time.Time{}
-	if e.done > 0 && e.total > e.done {
-		e.finish = e.start.Add(elapsed + time.Duration(float64(elapsed-e.baseDone)/float64(e.done)*float64(e.total-e.done)))
+// estimate extrapolates the end of the phase under way from its probe
+// runs done. The caller holds mu.
+func (e *mutateETA) estimate(pr harness.Progress) {
+	spent := pr.Elapsed - e.phaseStart
+	if pr.ProbesDone == 0 || pr.ProbesTotal <= pr.ProbesDone || spent <= 0 {
+		e.finish = time.Time{}
+		return
 	}
+	per := float64(spent) / float64(pr.ProbesDone)
+	e.finish = e.start.Add(pr.Elapsed + time.Duration(per*float64(pr.ProbesTotal-pr.ProbesDone)))
 }
 
-// left words the estimate; between two defects it counts down rather
-// than grow with the wait. The caller holds mu.
+// left words the estimate; between two steps it counts down rather than
+// grow with the wait. The caller holds mu.
 func (e *mutateETA) left() string {
 	switch {
 	case e.finish.IsZero():
@@ -306,5 +414,9 @@ func (e *mutateETA) left() string {
 	case time.Until(e.finish) < time.Second:
 		return ", finishing"
 	}
-	return fmt.Sprintf(", about %s left", roundDuration(time.Until(e.finish)))
+	what := "left"
+	if e.last.Baseline {
+		what = "left of the baseline"
+	}
+	return fmt.Sprintf(", about %s %s", roundDuration(time.Until(e.finish)), what)
 }

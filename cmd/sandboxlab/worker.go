@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 
@@ -14,52 +16,112 @@ import (
 	"sandboxlab/mutants"
 	"sandboxlab/mutants/harness"
 	"sandboxlab/report/verdict"
+	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/reexec"
 )
 
-// workerName is the helper 'mutate' starts for each defect (and the
-// baseline): this binary with one defect on, running the checks and the
-// attack matrix of the suites it is given (a defect's own suite; every
-// suite of the run for the baseline).
+// workerName is the helper 'mutate' starts for each probe run: this
+// binary with one defect on (or none, for the baseline), running one
+// check or one attack cell.
 const workerName = "sandboxlab-mutant"
 
 func init() { reexec.Register(workerName, workerMain) }
 
-// workerMain prints the checks and the attack matrix of the suites its
-// --suite names, with the defect its --defect names switched on, as one
-// harness.WorkerResult in JSON.
+// workerCommand is the harness's Worker: the helper for task t.
+func workerCommand(ctx context.Context, t harness.Task) *exec.Cmd {
+	args := []string{"--probe", t.Probe, "--defect", t.Defect}
+	if t.Cover {
+		args = append(args, "--cover")
+	}
+	if t.Without != "" {
+		args = append(args, "--without", t.Without)
+	}
+	if t.Plain {
+		args = append(args, "--plain")
+	}
+	return reexec.CommandContext(ctx, workerName, args...)
+}
+
+// workerMain runs the probe its --probe names with the defect its
+// --defect names switched on, and prints one harness.ProbeResult in JSON.
 func workerMain(args []string) int {
 	fs := flag.NewFlagSet(workerName, flag.ContinueOnError)
+	probe := fs.String("probe", "", "the check's id or the attack cell (attack@L<n>) to run")
 	defect := fs.String("defect", "", "the planted defect to switch on")
-	suiteList := fs.String("suite", verdict.AllSuites, "the suites whose checks and attacks run")
+	cover := fs.Bool("cover", false, "record the planted sites the probe reaches")
+	without := fs.String("without", "", "a layer to take away from every policy the probe runs")
+	plain := fs.Bool("plain", false, "undo the layers a check takes away on purpose")
 	if err := fs.Parse(args); err != nil {
 		return verdict.ExitInternal
 	}
-	suites, err := verdict.ParseSuites(*suiteList)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: --suite: %v\n", workerName, err)
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", workerName, *probe, err)
 		return verdict.ExitInternal
 	}
 	if err := mutants.Enable(*defect); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", workerName, err)
-		return verdict.ExitInternal
+		return fail(err)
+	}
+	if *cover {
+		if err := mutants.Cover(-1); err != nil {
+			return fail(err)
+		}
 	}
 	// The runner asks a worker to stop with SIGTERM; it then cleans up
 	// after the check or cell under way.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var res harness.WorkerResult
-	if res.Checks, err = checks.RunAll(ctx, checks.Options{Suites: suites}); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: checks: %v\n", workerName, err)
-		return verdict.ExitInternal
+	res, err := runProbe(ctx, *probe, *without, *plain)
+	if err != nil {
+		return fail(err)
 	}
-	if res.Attacks, err = attacks.Run(ctx, attacks.Options{Suites: suites}); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: attacks: %v\n", workerName, err)
-		return verdict.ExitInternal
+	if *cover {
+		reached, err := mutants.Reached()
+		if err != nil {
+			return fail(err)
+		}
+		for _, id := range reached {
+			res.Reached = append(res.Reached, string(id))
+		}
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", workerName, err)
-		return verdict.ExitInternal
+		return fail(err)
 	}
 	return verdict.ExitOK
+}
+
+// runProbe runs one check, or one attack at one level.
+func runProbe(ctx context.Context, probe, without string, plain bool) (*harness.ProbeResult, error) {
+	cell, err := verdict.ParseCell(probe)
+	if err != nil {
+		res := &harness.ProbeResult{}
+		took := map[string]bool{}
+		rep, err := checks.RunAll(ctx, checks.Options{Only: []string{probe}, Without: without, Plain: plain,
+			TookAway: func(layer string) {
+				if !took[layer] {
+					took[layer] = true
+					res.TookAway = append(res.TookAway, layer)
+				}
+			}})
+		if err != nil {
+			return nil, err
+		}
+		if len(rep.Checks) != 1 {
+			return nil, fmt.Errorf("ran %d checks", len(rep.Checks))
+		}
+		res.Check = &rep.Checks[0]
+		res.Layers = sandbox.LayersOn(sandbox.MustPreset(res.Check.Level))
+		return res, nil
+	}
+	level, ok := cell.Level()
+	if !ok {
+		return nil, fmt.Errorf("%s is not a level", cell.Column)
+	}
+	rep, err := attacks.Run(ctx, attacks.Options{Only: []string{cell.Attack}, Levels: []int{level}, Without: without})
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Cells) != 1 {
+		return nil, errors.New("the attack has no cell at that level")
+	}
+	return &harness.ProbeResult{Cell: &rep.Cells[0], Layers: sandbox.LayersOn(sandbox.MustPreset(level))}, nil
 }

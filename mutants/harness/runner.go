@@ -3,73 +3,132 @@ package harness
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/report/verdict"
-	"sandboxlab/sandbox/procfs"
 )
 
-// WorkerResult is what one worker prints on its standard output: the
-// checks and the attack matrix with one defect switched on (none for the
-// baseline).
+// WorkerResult is a run of the checks and the attack matrix with one
+// defect switched on (none for the baseline), put together from its
+// probes' results.
 type WorkerResult struct {
 	Checks  *report.Checks  `json:"checks"`
 	Attacks *report.Attacks `json:"attacks"`
 }
 
-// Progress describes the runner's state after a defect finished.
+// Progress describes the runner's state after the baseline, a probe or a
+// defect finished.
 type Progress struct {
+	// Done and Total count the defects (Total is known from the end of the
+	// baseline on; Done stays 0 until then).
 	Done, Total int
-	Defect      report.Defect
-	Elapsed     time.Duration
+	// ProbesDone and ProbesTotal count the probe runs of the phase under
+	// way: the baseline's, then the defects'.
+	ProbesDone, ProbesTotal int
+	// Baseline is true while the baseline runs.
+	Baseline bool
+	// Defect is the defect that just finished (zero for a probe's end).
+	Defect  report.Defect
+	Elapsed time.Duration
 }
 
-// Runner runs the baseline and then each defect in a process of its own,
-// and diffs the results against the predictions.
+// Runner runs the baseline and then each defect, probe by probe, each
+// probe in a worker process of its own, and diffs the results against the
+// predictions.
 //
-// Each defect is judged by the checks and attacks of its own suite only:
-// its worker runs that suite's, and its new escapes are those of the
-// suite's cells that the baseline stops. The baseline runs every suite of
-// the run at once, and is judged suite by suite: a suite whose baseline
-// is broken runs none of its defects, the others run theirs. So a course
+// The baseline runs every probe of the run's suites on the correct
+// sandbox and records which planted sites each one reaches (in every
+// process it involves). A defect then runs only the probes that reach its
+// site (unless NoSelect): the others cannot behave differently with it on,
+// and keep their baseline verdict. A defect no probe reaches runs nothing
+// and is reported as not reached.
+//
+// Each defect is judged by the checks and attacks of its own suite only,
+// and its new escapes are those of the suite's cells that the baseline
+// stops. The baseline is judged suite by suite: a suite whose baseline is
+// broken runs none of its defects, the others run theirs. So a course
 // defect's outcome is the course's measure of it, whatever the hardening
 // suite holds.
 type Runner struct {
-	// Worker returns the command for one worker with defect id switched
-	// on ("" for the correct sandbox) that runs the checks and attacks of
-	// suites. Its standard output must be one WorkerResult in JSON.
-	Worker func(ctx context.Context, defect string, suites []verdict.Suite) *exec.Cmd
+	// Worker returns the command for one task: a worker that runs the
+	// task's probe and prints one ProbeResult in JSON on its standard
+	// output.
+	Worker func(ctx context.Context, t Task) *exec.Cmd
 	// Predictions are what the runs are compared with; their universe
-	// gives the defects to run and the suite of every id.
+	// gives the defects to run, the probes and the suite of every id.
 	Predictions *Predictions
 	// Suites lists the suites to run (all when empty).
 	Suites []verdict.Suite
 	// Only lists the defects to run (all of the suites when empty); the
 	// run then keeps only the suites of those defects.
 	Only []string
-	// Jobs is how many defects run at once.
-	Jobs int
-	// Timeout bounds one worker; a worker past it is killed and its
+	// Shard runs only a stable slice of the defects (zero: all of them).
+	Shard Shard
+	// NoSelect runs every probe of its suite for every defect, reached or
+	// not.
+	NoSelect bool
+	// Repeat runs every probe this many times (0 or 1: once); a probe
+	// whose verdict changes between repeats is reported as flaky.
+	Repeat int
+	// Masking searches, after the defects, for layers that hide a defect
+	// from a probe that reaches it (see findMasks).
+	Masking bool
+	// Jobs is how many probes run at once, at most; Cores is how many
+	// CPUs their expected load may add up to (see pool).
+	Jobs  int
+	Cores float64
+	// Timeout bounds one probe's run; a probe past it is killed and its
 	// defect reported as hung.
 	Timeout time.Duration
 	// FailOn is the gate's policy.
 	FailOn verdict.FailOn
-	// Progress, if set, is called after the baseline and each defect.
+	// Progress, if set, is called after the baseline, each probe and each
+	// defect, from one goroutine at a time.
 	Progress func(Progress)
 	// Identity goes into the report.
 	Identity report.Identity
+	// Build identifies the binary that runs the probes (for merging
+	// shards); PredictionsDigest the predictions file.
+	Build, PredictionsDigest string
 }
+
+// Shard is the K-th of N stable slices of the defects (1 <= K <= N).
+type Shard struct{ K, N int }
+
+// String is "k/n", or "" for no sharding.
+func (s Shard) String() string {
+	if s.N == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.K, s.N)
+}
+
+// ParseShard reads "k/n".
+func ParseShard(s string) (Shard, error) {
+	var sh Shard
+	if _, err := fmt.Sscanf(s, "%d/%d", &sh.K, &sh.N); err != nil || fmt.Sprintf("%d/%d", sh.K, sh.N) != s {
+		return Shard{}, fmt.Errorf("want k/n (such as 2/3), got %q", s)
+	}
+	if sh.N < 1 || sh.K < 1 || sh.K > sh.N {
+		return Shard{}, fmt.Errorf("want 1 <= k <= n, got %s", s)
+	}
+	return sh, nil
+}
+
+// has reports whether the defect at index i (in registry order among the
+// run's) is in the shard. Every N-th defect: a stable slice, and each
+// shard gets its share of the slow ones, which sit together in the
+// registry.
+func (s Shard) has(i int) bool { return s.N == 0 || i%s.N == s.K-1 }
 
 // Run runs everything and returns the report. The error is for what
 // stops the whole run (an interrupt); a broken baseline is a report with
@@ -81,29 +140,63 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 		return nil, err
 	}
 	m := &report.Mutation{Identity: r.Identity, Jobs: r.Jobs, Defects: []report.Defect{}}
-	base, err := r.work(ctx, "", suites)
+	probes := r.Predictions.u.probes(suites)
+	cores := r.Cores
+	if cores <= 0 {
+		cores = float64(runtime.NumCPU())
+	}
+	pl := newPool(r.Jobs, cores)
+	prog := &progressor{fn: r.Progress, start: start}
+
+	base, baseErr := r.runBaseline(ctx, pl, probes, prog)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	m.Baseline, m.Suites = r.judgeBaseline(suites, list, base, err)
+	m.Baseline, m.Suites = r.judgeBaseline(suites, list, base.work, baseErr)
+	m.Run = &report.RunInfo{Selection: !r.NoSelect, Repeat: max(1, r.Repeat), Shard: r.Shard.String(),
+		Suites: suites, Build: r.Build, Predictions: r.PredictionsDigest, BaselineProbeRuns: base.runs, Coverage: base.coverage}
+	m.Flaky = append(m.Flaky, base.flaky...)
 	var run []mutants.Defect
 	for _, d := range list {
 		if res, ok := m.SuiteResult(d.Suite.OrCourse()); ok && res.BaselineOK {
 			run = append(run, d)
 		}
 	}
-	if r.Progress != nil {
-		r.Progress(Progress{Done: 0, Total: len(run), Elapsed: time.Since(start)})
-	}
 	if len(run) > 0 {
-		m.Defects = r.runDefects(ctx, run, base.result, start)
+		m.Defects = r.runDefects(ctx, pl, run, probes, base, m, prog)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if r.Masking {
+			m.Masking = r.findMasks(ctx, pl, m.Defects, base, prog)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 		}
 	}
 	finish(m, r.FailOn)
 	m.MS = time.Since(start).Milliseconds()
 	return m, nil
+}
+
+// progressor calls the Progress function one call at a time.
+type progressor struct {
+	fn    func(Progress)
+	start time.Time
+	mu    sync.Mutex
+	p     Progress
+}
+
+func (p *progressor) update(f func(*Progress)) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(&p.p)
+	p.p.Elapsed = time.Since(p.start)
+	p.fn(p.p)
+	p.p.Defect = report.Defect{}
 }
 
 // finish counts the outcomes and decides the gates: each suite's, and
@@ -113,9 +206,9 @@ func finish(m *report.Mutation, failOn verdict.FailOn) {
 	m.Tally()
 	for i := range m.Suites {
 		s := &m.Suites[i]
-		s.Gate = failOn.Decide(s.BaselineOK, s.Summary.Unexpected, s.Summary.UnexpectedEscapes)
+		s.Gate = failOn.Decide(s.BaselineOK, s.Summary.Unexpected, s.Summary.UnexpectedEscapes, len(m.FlakesIn(s.Suite)))
 	}
-	m.Gate = failOn.Decide(m.Baseline.OK, m.Summary.Unexpected, m.Summary.UnexpectedEscapes)
+	m.Gate = failOn.Decide(m.Baseline.OK, m.Summary.Unexpected, m.Summary.UnexpectedEscapes, len(m.Flaky))
 }
 
 // Rejudge diffs the facts of an earlier run (a report of 'mutate', read
@@ -127,7 +220,13 @@ func Rejudge(prev *report.Mutation, preds *Predictions, failOn verdict.FailOn) (
 	if prev.Baseline.Checks == nil || prev.Baseline.Attacks == nil {
 		return nil, errors.New("the report has no baseline to compare with (was the baseline broken?)")
 	}
-	m := &report.Mutation{Identity: prev.Identity, Jobs: prev.Jobs, MS: prev.MS, Defects: []report.Defect{}}
+	m := &report.Mutation{Identity: prev.Identity, Jobs: prev.Jobs, MS: prev.MS, Defects: []report.Defect{},
+		Run: prev.Run, Masking: prev.Masking}
+	for _, f := range prev.Flaky {
+		if f.Defect == "" {
+			m.Flaky = append(m.Flaky, f)
+		}
+	}
 	suites := prevSuites(prev)
 	var problems map[verdict.Suite][]string
 	m.Baseline, problems = judgeBaselineReports(preds, suites, prev.Baseline.Checks, prev.Baseline.Attacks, prev.Baseline.MS)
@@ -141,7 +240,10 @@ func Rejudge(prev *report.Mutation, preds *Predictions, failOn verdict.FailOn) (
 		if pd.Outcome.NoVerdict() {
 			f.err, f.hung = errors.New(pd.Error), pd.Outcome == verdict.Hung
 		}
-		m.Defects = append(m.Defects, judgeFacts(preds, d, f))
+		out := judgeFacts(preds, d, f)
+		out.Reached, out.NotReached, out.Probes, out.Flaky = pd.Reached, pd.NotReached, pd.Probes, pd.Flaky
+		m.Defects = append(m.Defects, out)
+		m.Flaky = append(m.Flaky, pd.Flaky...)
 	}
 	finish(m, failOn)
 	return m, nil
@@ -158,6 +260,8 @@ func ExitCode(m *report.Mutation) int {
 		return verdict.ExitOK
 	case m.Summary.UnexpectedEscapes > 0:
 		return verdict.ExitEscape
+	case len(m.Flaky) > 0:
+		return verdict.ExitFlaky
 	}
 	return verdict.ExitDivergence
 }
@@ -218,105 +322,6 @@ func (r *Runner) selection() ([]mutants.Defect, []verdict.Suite, error) {
 		}
 	}
 	return list, suites, nil
-}
-
-// runDefects runs the defects, Jobs at a time, and returns their results
-// in registry order.
-func (r *Runner) runDefects(ctx context.Context, list []mutants.Defect, base *WorkerResult, start time.Time) []report.Defect {
-	out := make([]report.Defect, len(list))
-	jobs := max(1, r.Jobs)
-	sem := make(chan struct{}, jobs)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for i, d := range list {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-sem }()
-			res, err := r.work(ctx, string(d.ID), []verdict.Suite{d.Suite.OrCourse()})
-			out[i] = r.judge(d, res, err, base)
-			mu.Lock()
-			done++
-			if r.Progress != nil && ctx.Err() == nil {
-				r.Progress(Progress{Done: done, Total: len(list), Defect: out[i], Elapsed: time.Since(start)})
-			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
-// workResult is one worker's result and how long it took.
-type workResult struct {
-	result *WorkerResult
-	ms     int64
-	hung   bool
-}
-
-// errHung marks a worker that ran past its time.
-var errHung = errors.New("hung")
-
-// work runs one worker. Everything it leaves behind is cleaned up: its
-// processes, whatever they forked (found by their tags and by a control
-// group when one can be made), and its temporary directory.
-func (r *Runner) work(ctx context.Context, defect string, suites []verdict.Suite) (workResult, error) {
-	start := time.Now()
-	tmp, err := os.MkdirTemp("", "sandboxlab-mutant-")
-	if err != nil {
-		return workResult{}, err
-	}
-	defer os.RemoveAll(tmp)
-	// The sandboxed programs' identity must reach sessions made below it.
-	if err := os.Chmod(tmp, 0o711); err != nil {
-		return workResult{}, err
-	}
-	wctx, cancel := context.WithTimeout(ctx, r.Timeout)
-	defer cancel()
-	cmd := r.Worker(wctx, defect, suites)
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	cmd.Dir = tmp
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 64 << 10}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	// On timeout or interrupt: ask the worker to stop (it cleans up after
-	// its current check or cell), then kill it.
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Start(); err != nil {
-		return workResult{}, fmt.Errorf("starting worker: %w", err)
-	}
-	jail := newJail(fmt.Sprintf("%d-%d", os.Getpid(), cmd.Process.Pid))
-	jail.add(cmd.Process.Pid)
-	waitErr := cmd.Wait()
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	procfs.KillWithArgPrefix(procfs.TagPrefix(cmd.Process.Pid), 10*time.Second)
-	jail.close()
-	wr := workResult{ms: time.Since(start).Milliseconds()}
-	if errors.Is(wctx.Err(), context.DeadlineExceeded) {
-		wr.hung = true
-		return wr, fmt.Errorf("%w: no verdict within %v", errHung, r.Timeout)
-	}
-	if ctx.Err() != nil {
-		return wr, ctx.Err()
-	}
-	var res WorkerResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.Checks == nil || res.Attacks == nil {
-		msg := strings.TrimSpace(stderr.String())
-		if waitErr != nil {
-			return wr, fmt.Errorf("worker failed (%v): %s", waitErr, lastLine(msg))
-		}
-		return wr, fmt.Errorf("worker printed no result (%v): %s", err, lastLine(msg))
-	}
-	wr.result = &res
-	return wr, nil
 }
 
 func lastLine(s string) string {

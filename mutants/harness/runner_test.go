@@ -22,19 +22,22 @@ import (
 )
 
 // result builds a worker's report: the checks that failed and the cells
-// that escaped.
+// that escaped, besides runaway_loop@L0, which the correct sandbox lets
+// through.
 func result(failed []string, escaped ...string) *WorkerResult {
-	r := &WorkerResult{Checks: &report.Checks{}, Attacks: &report.Attacks{FirstStopped: map[string]int{"runaway_loop": 1, "file_api_symlink": 0}}}
+	r := &WorkerResult{Checks: &report.Checks{}, Attacks: &report.Attacks{Attacks: universe.Attacks, Levels: []int{0, 1, 2, 3, 4, 5}}}
 	for _, c := range universe.Checks {
 		r.Checks.Checks = append(r.Checks.Checks, report.Check{ID: c, Passed: !contains(failed, c)})
 	}
 	r.Checks.Tally()
-	r.Attacks.Cells = append(r.Attacks.Cells, report.Cell{Attack: "runaway_loop", Level: 0, Escaped: true})
-	for _, e := range escaped {
-		c, _, _ := levelCell(e)
-		l, _ := c.Level()
-		r.Attacks.Cells = append(r.Attacks.Cells, report.Cell{Attack: c.Attack, Level: l, Escaped: true})
+	first := map[string]int{"runaway_loop": 1, "file_api_symlink": 0}
+	for _, a := range universe.Attacks {
+		for _, l := range r.Attacks.Levels {
+			c := report.Cell{Attack: a, Level: l, Escaped: l < first[a] || contains(escaped, verdict.AtLevel(a, l).String())}
+			r.Attacks.Cells = append(r.Attacks.Cells, c)
+		}
 	}
+	r.Attacks.Summarize()
 	return r
 }
 
@@ -96,22 +99,87 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// fakeWorkers writes one canned result per defect and returns a Worker
-// that prints it with cat (or sleeps, for the ids in hang). It prints
-// the result whatever suites it is asked for.
-func fakeWorkers(t *testing.T, results map[string]*WorkerResult, hang ...string) func(context.Context, string, []verdict.Suite) *exec.Cmd {
+// fakes are canned workers: for each defect ("" for the baseline) the
+// run its probes make up, and the probes that reach each defect's site
+// (every probe, for a defect not listed).
+type fakes struct {
+	results map[string]*WorkerResult
+	reach   map[string][]string
+	hang    []string // defects whose probes hang
+
+	mu    sync.Mutex
+	asked map[string][]string // defect -> the probes run with it on
+}
+
+// worker returns a Worker that prints, for a task, its probe's result
+// from the canned run of the task's defect (with cat), or sleeps, for
+// the defects in hang.
+func (f *fakes) worker(t *testing.T) func(context.Context, Task) *exec.Cmd {
 	dir := t.TempDir()
-	for id, r := range results {
-		b, err := json.Marshal(r)
-		assert.NilError(t, err)
-		assert.NilError(t, os.WriteFile(filepath.Join(dir, id+".json"), b, 0o644))
-	}
-	return func(ctx context.Context, defect string, _ []verdict.Suite) *exec.Cmd {
-		if contains(hang, defect) {
+	f.asked = map[string][]string{}
+	return func(ctx context.Context, task Task) *exec.Cmd {
+		f.mu.Lock()
+		f.asked[task.Defect] = append(f.asked[task.Defect], task.Probe)
+		f.mu.Unlock()
+		if contains(f.hang, task.Defect) {
 			return exec.CommandContext(ctx, "sleep", "60")
 		}
-		return exec.CommandContext(ctx, "cat", filepath.Join(dir, defect+".json"))
+		res := f.probeResult(t, task)
+		b, err := json.Marshal(res)
+		assert.NilError(t, err)
+		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.json", task.Defect, strings.ReplaceAll(task.Probe, "@", "_"), time.Now().UnixNano()))
+		assert.NilError(t, os.WriteFile(path, b, 0o644))
+		return exec.CommandContext(ctx, "cat", path)
 	}
+}
+
+// probeResult is task's probe's result in its defect's canned run.
+func (f *fakes) probeResult(t *testing.T, task Task) ProbeResult {
+	w, ok := f.results[task.Defect]
+	assert.Assert(t, ok, "no canned run for %q", task.Defect)
+	var res ProbeResult
+	if c, err := verdict.ParseCell(task.Probe); err == nil {
+		l, _ := c.Level()
+		cell, ok := w.Attacks.Cell(c.Attack, l)
+		assert.Assert(t, ok, "no cell %s", task.Probe)
+		res.Cell = &cell
+	} else {
+		for _, c := range w.Checks.Checks {
+			if c.ID == task.Probe {
+				res.Check = &c
+			}
+		}
+		assert.Assert(t, res.Check != nil, "no check %s", task.Probe)
+	}
+	if task.Cover {
+		for _, d := range universe2.Defects {
+			reach, listed := f.reach[string(d.ID)]
+			if listed && contains(reach, task.Probe) || !listed && f.reachesByDefault(t, string(d.ID), task.Probe, res) {
+				res.Reached = append(res.Reached, string(d.ID))
+			}
+		}
+	}
+	return res
+}
+
+// reachesByDefault is the coverage of a defect that reach does not list:
+// its probes whose result differs from the baseline's (as they must), and
+// wall_timeout and vault_sealed, so that every defect runs something.
+func (f *fakes) reachesByDefault(t *testing.T, defect, probe string, base ProbeResult) bool {
+	if probe == "wall_timeout" || probe == "vault_sealed" {
+		return true
+	}
+	if _, ok := f.results[defect]; !ok {
+		return false
+	}
+	mine := f.probeResult(t, Task{Probe: probe, Defect: defect})
+	return mine.verdict() != base.verdict()
+}
+
+// fakeWorkers is a fakes' worker with every probe reaching every defect.
+func fakeWorkers(t *testing.T, results map[string]*WorkerResult, hang ...string) func(context.Context, Task) *exec.Cmd {
+	f := &fakes{results: results, hang: hang}
+	return f.worker(t)
 }
 
 func TestRunnerGateAndExitCodes(t *testing.T) {
@@ -216,9 +284,10 @@ func TestRunnerInterruptLeavesNothing(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	results := map[string]*WorkerResult{"": result(nil)}
 	tag := fmt.Sprintf("sandboxlab-runner-test-%d", os.Getpid())
-	worker := func(ctx context.Context, defect string, suites []verdict.Suite) *exec.Cmd {
-		if defect == "" {
-			return fakeWorkers(t, results)(ctx, "", suites)
+	fake := fakeWorkers(t, results)
+	worker := func(ctx context.Context, task Task) *exec.Cmd {
+		if task.Defect == "" {
+			return fake(ctx, task)
 		}
 		// A worker that leaves a grandchild behind in a session of its own.
 		return exec.CommandContext(ctx, "sh", "-c", "setsid sleep 60 "+tag+" & sleep 60", "worker")
@@ -297,18 +366,37 @@ func result2(failed []string, escaped ...string) *WorkerResult {
 	return r
 }
 
-// suiteWorkers is fakeWorkers that also records the suites each worker
-// was asked to run.
-func suiteWorkers(t *testing.T, results map[string]*WorkerResult) (func(context.Context, string, []verdict.Suite) *exec.Cmd, map[string]string) {
-	var mu sync.Mutex
+// suiteWorkers is fakeWorkers that also records the suites of the
+// probes each defect ran.
+func suiteWorkers(t *testing.T, results map[string]*WorkerResult) (func(context.Context, Task) *exec.Cmd, map[string]string) {
+	f := &fakes{results: results}
+	w := f.worker(t)
 	asked := map[string]string{}
-	fake := fakeWorkers(t, results)
-	return func(ctx context.Context, defect string, suites []verdict.Suite) *exec.Cmd {
-		mu.Lock()
-		asked[defect] = verdict.SuiteList(suites)
-		mu.Unlock()
-		return fake(ctx, defect, suites)
+	return func(ctx context.Context, task Task) *exec.Cmd {
+		cmd := w(ctx, task)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		suites := map[verdict.Suite]bool{}
+		for _, p := range f.asked[task.Defect] {
+			suites[probeSuite2(p)] = true
+		}
+		var list []verdict.Suite
+		for _, s := range verdict.Suites {
+			if suites[s] {
+				list = append(list, s)
+			}
+		}
+		asked[task.Defect] = verdict.SuiteList(list)
+		return cmd
 	}, asked
+}
+
+// probeSuite2 is the suite of a probe of universe2.
+func probeSuite2(probe string) verdict.Suite {
+	if c, err := verdict.ParseCell(probe); err == nil {
+		return universe2.AttackSuites[c.Attack]
+	}
+	return universe2.CheckSuites[probe]
 }
 
 // TestRunnerTwoSuites: each defect is judged by its own suite's checks

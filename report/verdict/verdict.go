@@ -172,15 +172,16 @@ const (
 
 // Decide returns the gate of a run, or of one suite's share of it, under
 // the policy: a broken baseline fails it; then escape fails it on an
-// unexpected escape, any on any unexpected result, never on nothing.
-func (f FailOn) Decide(baselineOK bool, unexpected, unexpectedEscapes int) Gate {
+// unexpected escape or a flaky probe, any on any unexpected result or a
+// flaky probe, never on nothing.
+func (f FailOn) Decide(baselineOK bool, unexpected, unexpectedEscapes, flaky int) Gate {
 	fails := !baselineOK
 	switch f {
 	case FailOnNever:
 	case FailOnAny:
-		fails = fails || unexpected > 0
+		fails = fails || unexpected > 0 || flaky > 0
 	default:
-		fails = fails || unexpectedEscapes > 0
+		fails = fails || unexpectedEscapes > 0 || flaky > 0
 	}
 	if fails {
 		return Fail
@@ -212,6 +213,10 @@ const (
 	ExitDivergence = 3
 	// ExitBaseline: the baseline is broken.
 	ExitBaseline = 4
+	// ExitFlaky: a probe's verdict changed between the repeats of one
+	// run (mutate --repeat), and nothing worse happened: a verdict that
+	// cannot be trusted never passes in silence.
+	ExitFlaky = 5
 	// ExitRunRefused: the sandbox refused or failed to run the program
 	// (as timeout(1) and container tools use 125).
 	ExitRunRefused = 125

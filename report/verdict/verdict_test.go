@@ -139,6 +139,6 @@ func TestDecide(t *testing.T) {
 		{FailOnNever, true, 3, 3, Pass},
 		{FailOnNever, false, 0, 0, Fail},
 	} {
-		assert.Check(t, is.Equal(tc.failOn.Decide(tc.ok, tc.unexpected, tc.escapes), tc.want), "%+v", tc)
+		assert.Check(t, is.Equal(tc.failOn.Decide(tc.ok, tc.unexpected, tc.escapes, 0), tc.want), "%+v", tc)
 	}
 }

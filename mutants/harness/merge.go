@@ -1,0 +1,129 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"sandboxlab/report"
+	"sandboxlab/report/verdict"
+)
+
+// Merge combines the reports of the shards of one run (mutate --shard
+// K/N, for K = 1 to N, each once) into the report of the unsharded run:
+// the first shard's baseline, every shard's defects in registry order,
+// and the summaries and gates decided again under failOn. Shards from
+// other predictions, another build, other suites or other settings are
+// refused, and so are shards whose baselines disagree: each shard ran the
+// baseline itself, and a verdict that changes between two runs of the same
+// probe is a flake to look at, not something to merge over.
+func Merge(shards []*report.Mutation, failOn verdict.FailOn) (*report.Mutation, error) {
+	if len(shards) == 0 {
+		return nil, errors.New("no shards")
+	}
+	first := shards[0]
+	if first.Run == nil {
+		return nil, errors.New("shard 1: the report says nothing of how it was run (made before sharding?)")
+	}
+	var n int
+	if _, err := fmt.Sscanf(first.Run.Shard, "%d/%d", new(int), &n); err != nil {
+		return nil, fmt.Errorf("the first report is not a shard (run with --shard K/N): %q", first.Run.Shard)
+	}
+	seen := map[int]bool{}
+	for i, s := range shards {
+		if s.Run == nil {
+			return nil, fmt.Errorf("report %d says nothing of how it was run", i+1)
+		}
+		sh, err := ParseShard(s.Run.Shard)
+		if err != nil {
+			return nil, fmt.Errorf("report %d is not a shard: %v", i+1, err)
+		}
+		switch {
+		case sh.N != n:
+			return nil, fmt.Errorf("report %d is shard %s, of another split than %d", i+1, sh, n)
+		case seen[sh.K]:
+			return nil, fmt.Errorf("shard %s is given twice", sh)
+		}
+		seen[sh.K] = true
+		if err := sameRun(first, s); err != nil {
+			return nil, fmt.Errorf("shard %s and shard %s: %w", first.Run.Shard, sh, err)
+		}
+	}
+	if len(seen) != n {
+		var missing []string
+		for k := 1; k <= n; k++ {
+			if !seen[k] {
+				missing = append(missing, fmt.Sprintf("%d/%d", k, n))
+			}
+		}
+		return nil, fmt.Errorf("missing shards: %s", strings.Join(missing, ", "))
+	}
+	run := *first.Run
+	run.Shard, run.ProbeRuns, run.ProbeRunsUnselected = "", 0, 0
+	m := &report.Mutation{Identity: first.Identity, Baseline: first.Baseline, Jobs: first.Jobs, Run: &run, Defects: []report.Defect{}}
+	for _, s := range first.Suites {
+		m.Suites = append(m.Suites, report.SuiteResult{Suite: s.Suite, BaselineOK: s.BaselineOK, Problems: s.Problems})
+	}
+	baseFlakes := map[string]bool{}
+	for _, s := range shards {
+		m.Defects = append(m.Defects, s.Defects...)
+		m.Masking = append(m.Masking, s.Masking...)
+		run.ProbeRuns += s.Run.ProbeRuns
+		run.ProbeRunsUnselected += s.Run.ProbeRunsUnselected
+		m.MS = max(m.MS, s.MS)
+		for _, f := range s.Flaky {
+			if f.Defect == "" && !baseFlakes[f.Probe] {
+				baseFlakes[f.Probe] = true
+				m.Flaky = append(m.Flaky, f)
+			}
+		}
+	}
+	slices.SortStableFunc(m.Defects, func(a, b report.Defect) int { return defectIndex(a.ID) - defectIndex(b.ID) })
+	slices.SortStableFunc(m.Masking, func(a, b report.Mask) int { return defectIndex(a.Defect) - defectIndex(b.Defect) })
+	for _, d := range m.Defects {
+		m.Flaky = append(m.Flaky, d.Flaky...)
+	}
+	finish(m, failOn)
+	return m, nil
+}
+
+// sameRun reports how two shards' runs differ, if they do.
+func sameRun(a, b *report.Mutation) error {
+	ra, rb := a.Run, b.Run
+	switch {
+	case ra.Build != rb.Build:
+		return fmt.Errorf("another build (%s, %s)", ra.Build, rb.Build)
+	case ra.Predictions != rb.Predictions:
+		return fmt.Errorf("other predictions (%s, %s)", ra.Predictions, rb.Predictions)
+	case !slices.Equal(ra.Suites, rb.Suites):
+		return fmt.Errorf("other suites (%s, %s)", verdict.SuiteList(ra.Suites), verdict.SuiteList(rb.Suites))
+	case ra.Selection != rb.Selection || ra.Repeat != rb.Repeat:
+		return errors.New("other settings (selection or repeat)")
+	case a.Baseline.OK != b.Baseline.OK:
+		return errors.New("one baseline is broken, the other not")
+	}
+	if a.Baseline.Checks == nil || b.Baseline.Checks == nil || a.Baseline.Attacks == nil || b.Baseline.Attacks == nil {
+		return nil // a failed baseline run: nothing more to compare
+	}
+	verdicts := func(m *report.Mutation) map[string]string {
+		out := map[string]string{}
+		for _, c := range m.Baseline.Checks.Checks {
+			out[c.ID] = fmt.Sprint(c.Passed)
+		}
+		for _, c := range m.Baseline.Attacks.Cells {
+			out[c.Name()] = fmt.Sprint(c.Escaped)
+		}
+		return out
+	}
+	va, vb := verdicts(a), verdicts(b)
+	for p, v := range va {
+		if vb[p] != v {
+			return fmt.Errorf("their baselines disagree on %s: a flake to look at (mutate --repeat)", p)
+		}
+	}
+	if len(va) != len(vb) {
+		return errors.New("their baselines ran other probes")
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package harness
+
+import (
+	"context"
+	"sync"
+)
+
+// pool hands out places to run tasks in: at most jobs at once, and at
+// most cores of CPU expected in use. A task weighs the share of a CPU its
+// probe used in the baseline (its worker's CPU time over its wall time):
+// a probe that waits on wall clocks and sleeping programs weighs little,
+// and several share a core; a busy loop weighs a whole one. So the cores
+// stay busy without being oversubscribed, which the checks' margins and
+// the programs' wall clocks need.
+//
+// Tasks are granted in the order they were queued; when the first one
+// waiting does not fit, lighter ones behind it may go first, but only a
+// bounded number of times, so that a heavy task is never starved.
+type pool struct {
+	jobs  int
+	cores float64
+
+	mu      sync.Mutex
+	running int
+	load    float64
+	queue   []*ticket
+}
+
+// ticket is one task's place in the queue.
+type ticket struct {
+	weight  float64
+	granted chan struct{}
+	passed  int // how many times a later ticket went first
+	done    bool
+}
+
+func newPool(jobs int, cores float64) *pool {
+	return &pool{jobs: max(1, jobs), cores: max(1, cores)}
+}
+
+// enqueue queues a task of the given weight (clamped to [0.05, cores]).
+func (p *pool) enqueue(weight float64) *ticket {
+	t := &ticket{weight: min(max(weight, 0.05), p.cores), granted: make(chan struct{})}
+	p.mu.Lock()
+	p.queue = append(p.queue, t)
+	p.dispatch()
+	p.mu.Unlock()
+	return t
+}
+
+// wait waits until t is granted, and returns the function that gives its
+// place back; or ctx's error, having left the queue.
+func (p *pool) wait(ctx context.Context, t *ticket) (release func(), err error) {
+	select {
+	case <-t.granted:
+		return func() { p.release(t) }, nil
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-t.granted: // granted meanwhile: give the place back
+		p.releaseLocked(t)
+	default:
+		for i, q := range p.queue {
+			if q == t {
+				p.queue = append(p.queue[:i], p.queue[i+1:]...)
+				break
+			}
+		}
+	}
+	return nil, ctx.Err()
+}
+
+func (p *pool) release(t *ticket) {
+	p.mu.Lock()
+	p.releaseLocked(t)
+	p.mu.Unlock()
+}
+
+func (p *pool) releaseLocked(t *ticket) {
+	if t.done {
+		return
+	}
+	t.done = true
+	p.running--
+	p.load -= t.weight
+	p.dispatch()
+}
+
+// dispatch grants every queued ticket that fits, in order. The caller
+// holds mu.
+func (p *pool) dispatch() {
+	for i := 0; i < len(p.queue) && p.running < p.jobs; {
+		t := p.queue[i]
+		if !p.fits(t) {
+			// Let lighter tickets behind the first go first, a bounded
+			// number of times; a ticket that has waited long blocks the
+			// queue until it fits.
+			if t.passed >= 2*p.jobs {
+				return
+			}
+			i++
+			continue
+		}
+		for _, before := range p.queue[:i] {
+			before.passed++
+		}
+		p.queue = append(p.queue[:i], p.queue[i+1:]...)
+		p.running++
+		p.load += t.weight
+		close(t.granted)
+	}
+}
+
+// fits reports whether t can run now: there is CPU to spare for it, or
+// nothing else is running.
+func (p *pool) fits(t *ticket) bool {
+	return p.running == 0 || p.load+t.weight <= p.cores+1e-9
+}

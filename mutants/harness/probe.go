@@ -1,0 +1,235 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"sandboxlab/report"
+	"sandboxlab/report/verdict"
+	"sandboxlab/sandbox/procfs"
+)
+
+// Probe is one thing the harness runs and judges on its own: a check, or
+// one attack at one level (a cell).
+type Probe struct {
+	// ID is the check's id, or the cell's name (attack@L<n>).
+	ID string
+	// Suite is the suite the probe belongs to.
+	Suite verdict.Suite
+}
+
+// IsCell reports whether the probe is an attack cell.
+func (p Probe) IsCell() bool { return strings.Contains(p.ID, "@") }
+
+// probes returns every probe of the universe in suites, in report order:
+// the checks in registry order, then each attack at each level its suite
+// has.
+func (u *Universe) probes(suites []verdict.Suite) []Probe {
+	var out []Probe
+	for _, c := range u.Checks {
+		if s := u.CheckSuites[c].OrCourse(); s.In(suites) {
+			out = append(out, Probe{ID: c, Suite: s})
+		}
+	}
+	for _, a := range u.Attacks {
+		s := u.AttackSuites[a].OrCourse()
+		if !s.In(suites) {
+			continue
+		}
+		for l := 0; l < u.Levels; l++ {
+			if s.HasLevel(l) {
+				out = append(out, Probe{ID: verdict.AtLevel(a, l).String(), Suite: s})
+			}
+		}
+	}
+	return out
+}
+
+// Task is one run of one probe, in a worker process of its own.
+type Task struct {
+	// Probe is the probe's id.
+	Probe string
+	// Defect is the planted defect switched on ("" for the correct
+	// sandbox).
+	Defect string
+	// Cover asks the worker to record which planted sites the probe
+	// reaches, in every process it involves.
+	Cover bool
+	// Without names a layer taken away from every policy the probe runs
+	// ("" for none): masking discovery.
+	Without string
+	// Plain undoes the layers a check takes away on purpose, so that the
+	// check runs with its level's policy as it is: masking discovery.
+	Plain bool
+}
+
+// ProbeResult is what a worker prints on its standard output: the
+// probe's verdict (a check's or a cell's) and, when asked, the planted
+// sites its run reached.
+type ProbeResult struct {
+	Check *report.Check `json:"check,omitempty"`
+	Cell  *report.Cell  `json:"cell,omitempty"`
+	// Reached are the ids of the defects whose sites the run asked.
+	Reached []string `json:"reached,omitempty"`
+	// Layers are the layers (sandbox.Layers) of the probe's level, and
+	// TookAway those a check takes away on purpose: the masking search's
+	// candidates.
+	Layers   []string `json:"layers,omitempty"`
+	TookAway []string `json:"took_away,omitempty"`
+}
+
+// verdict is the probe's verdict in one word, to compare repeats.
+func (r *ProbeResult) verdict() string {
+	switch {
+	case r.Check != nil && r.Check.Passed:
+		return "pass"
+	case r.Check != nil:
+		return "fail"
+	case r.Cell != nil && r.Cell.Escaped:
+		return verdict.CellEscaped
+	case r.Cell != nil:
+		return "stopped"
+	}
+	return "none"
+}
+
+// probeRun is one task's outcome: the worker's result, or why there is
+// none, and what it cost.
+type probeRun struct {
+	result *ProbeResult
+	err    error
+	hung   bool
+	wall   time.Duration
+	cpu    time.Duration // of the worker and everything it waited for
+}
+
+// runTask runs one task in a worker. Everything the worker leaves behind
+// is cleaned up: its processes, whatever they forked (found by their
+// tags and by a control group when one can be made), and its temporary
+// directory.
+func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
+	start := time.Now()
+	out := probeRun{}
+	tmp, err := os.MkdirTemp("", "sandboxlab-mutant-")
+	if err != nil {
+		out.err = err
+		return out
+	}
+	defer os.RemoveAll(tmp)
+	// The sandboxed programs' identity must reach sessions made below it.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		out.err = err
+		return out
+	}
+	wctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	cmd := r.Worker(wctx, t)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Dir = tmp
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 64 << 10}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// On timeout or interrupt: ask the worker to stop (it cleans up after
+	// its check or cell), then kill it.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		out.err = fmt.Errorf("starting worker: %w", err)
+		return out
+	}
+	jail := newJail(fmt.Sprintf("%d-%d", os.Getpid(), cmd.Process.Pid))
+	jail.add(cmd.Process.Pid)
+	waitErr := cmd.Wait()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	procfs.KillWithArgPrefix(procfs.TagPrefix(cmd.Process.Pid), 10*time.Second)
+	jail.close()
+	out.wall = time.Since(start)
+	if st := cmd.ProcessState; st != nil {
+		out.cpu = st.UserTime() + st.SystemTime()
+	}
+	if errors.Is(wctx.Err(), context.DeadlineExceeded) {
+		out.hung = true
+		out.err = fmt.Errorf("%w: %s gave no verdict within %v", errHung, t.Probe, r.Timeout)
+		return out
+	}
+	if ctx.Err() != nil {
+		out.err = ctx.Err()
+		return out
+	}
+	var res ProbeResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || (res.Check == nil) == (res.Cell == nil) {
+		msg := lastLine(strings.TrimSpace(stderr.String()))
+		if waitErr != nil {
+			out.err = fmt.Errorf("worker for %s failed (%v): %s", t.Probe, waitErr, msg)
+		} else {
+			out.err = fmt.Errorf("worker for %s printed no verdict (%v): %s", t.Probe, err, msg)
+		}
+		return out
+	}
+	out.result = &res
+	return out
+}
+
+// assemble builds the reports of one run of probes (a defect's, or the
+// baseline's) in report order: each probe's result from ran when it ran,
+// else from base (the baseline's result, which an unreached probe keeps).
+func (r *Runner) assemble(defect string, probes []Probe, ran map[string]*ProbeResult, base *WorkerResult) *WorkerResult {
+	w := &WorkerResult{
+		Checks: &report.Checks{Identity: r.Identity, Defect: defect, Checks: []report.Check{}},
+		Attacks: &report.Attacks{Identity: r.Identity, Defect: defect, Attacks: []string{}, Levels: []int{},
+			Suites: map[string]verdict.Suite{}, Expected: map[string]int{}, Cells: []report.Cell{}},
+	}
+	levels := map[int]bool{}
+	for _, p := range probes {
+		res := ran[p.ID]
+		if p.IsCell() {
+			c, _ := verdict.ParseCell(p.ID)
+			l, _ := c.Level()
+			var cell report.Cell
+			switch {
+			case res != nil:
+				cell = *res.Cell
+			case base != nil:
+				cell, _ = base.Attacks.Cell(c.Attack, l)
+			default:
+				continue
+			}
+			if _, seen := w.Attacks.Suites[c.Attack]; !seen {
+				w.Attacks.Attacks = append(w.Attacks.Attacks, c.Attack)
+				w.Attacks.Suites[c.Attack] = p.Suite
+				if want, ok := r.Predictions.Baseline.Attacks[c.Attack]; ok {
+					w.Attacks.Expected[c.Attack] = want
+				}
+			}
+			levels[l] = true
+			w.Attacks.Cells = append(w.Attacks.Cells, cell)
+			continue
+		}
+		switch {
+		case res != nil:
+			w.Checks.Checks = append(w.Checks.Checks, *res.Check)
+		case base != nil:
+			for _, c := range base.Checks.Checks {
+				if c.ID == p.ID {
+					w.Checks.Checks = append(w.Checks.Checks, c)
+				}
+			}
+		}
+	}
+	for l := 0; l < r.Predictions.u.Levels; l++ {
+		if levels[l] {
+			w.Attacks.Levels = append(w.Attacks.Levels, l)
+		}
+	}
+	w.Checks.Tally()
+	w.Attacks.Summarize()
+	return w
+}
