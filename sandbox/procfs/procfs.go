@@ -160,7 +160,7 @@ func TagPrefix(pid int) string { return "sbx" + strconv.Itoa(pid) + "-" }
 // WithArgPrefix returns the live processes with an argument that begins
 // with prefix.
 func WithArgPrefix(prefix string) []Proc {
-	return matching(func(a string) bool { return strings.HasPrefix(a, prefix) })
+	return matching([]byte(prefix), func(a string) bool { return strings.HasPrefix(a, prefix) })
 }
 
 // WithArg returns the live processes whose command line contains arg as
@@ -169,27 +169,68 @@ func WithArgPrefix(prefix string) []Proc {
 // without exec) wherever they were reparented and whatever session or
 // namespace they moved to.
 func WithArg(arg string) []Proc {
-	return matching(func(a string) bool { return a == arg })
+	return matching([]byte(arg), func(a string) bool { return a == arg })
 }
 
-func matching(match func(arg string) bool) []Proc {
-	procs, err := Scan()
+// matching returns the live processes with an argument that match
+// accepts. Samplers call it every few milliseconds while a run goes on,
+// so it reads each command line into one buffer and parses the stat file
+// only of a process whose command line holds needle at all: the cost is
+// one read per process on the host, not two and a parse.
+func matching(needle []byte, match func(arg string) bool) []Proc {
+	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
 	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil
+	}
+	buf := make([]byte, 64<<10)
 	var out []Proc
-	for _, p := range procs {
-		if !p.Alive() {
+	for _, n := range names {
+		if n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		for _, a := range Cmdline(p.PID) {
+		b := readInto(buf, "/proc/"+n+"/cmdline")
+		if !bytes.Contains(b, needle) {
+			continue
+		}
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		for _, a := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
 			if match(a) {
-				out = append(out, p)
+				if p, err := Stat(pid); err == nil && p.Alive() {
+					out = append(out, p)
+				}
 				break
 			}
 		}
 	}
 	return out
+}
+
+// readInto reads the file at path into buf and returns what it read (nil
+// if it could not be read). A command line longer than buf is cut, which
+// only a tag placed past its first 64 KiB could suffer from.
+func readInto(buf []byte, path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	n := 0
+	for n < len(buf) {
+		k, err := f.Read(buf[n:])
+		n += k
+		if err != nil || k == 0 {
+			break
+		}
+	}
+	return buf[:n]
 }
 
 // Killed reports whether pid has a SIGKILL pending: it has been killed
@@ -221,4 +262,41 @@ func StatusField(status []byte, name string) string {
 		}
 	}
 	return ""
+}
+
+// Tree returns the live processes below root (not root itself), walking
+// the kernel's lists of each thread's children (/proc/N/task/T/children)
+// rather than the whole process table: the supervisor counts a run's
+// processes every few milliseconds, and a run has a few dozen processes
+// where the host may have hundreds.
+func Tree(root int) []Proc {
+	var out []Proc
+	seen := map[int]bool{root: true}
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+		if err != nil {
+			continue
+		}
+		for _, t := range tasks {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				child, err := strconv.Atoi(f)
+				if err != nil || seen[child] {
+					continue
+				}
+				seen[child] = true
+				queue = append(queue, child)
+				if p, err := Stat(child); err == nil && p.Alive() {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package procfs
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,4 +67,32 @@ func TestStatusField(t *testing.T) {
 	assert.Check(t, is.Equal(StatusField(status, "CapEff"), "000001ffffffffff"))
 	assert.Check(t, is.Equal(StatusField(status, "CapBnd"), ""))
 	assert.Check(t, is.Equal(StatusField(status, "Sig"), ""), "a field is matched by its whole name")
+}
+
+// TestTreeFindsGrandchildren: Tree walks children and grandchildren,
+// and agrees with a full scan.
+func TestTreeFindsGrandchildren(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 & sh -c 'sleep 30; :' & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	assert.NilError(t, cmd.Start())
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	}()
+	var n int
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if n = len(Tree(cmd.Process.Pid)); n == 3 {
+			break
+		}
+	}
+	assert.Check(t, is.Equal(n, 3), "two children and a grandchild")
+	procs, err := Scan()
+	assert.NilError(t, err)
+	var live int
+	for _, p := range Descendants(procs, cmd.Process.Pid) {
+		if p.Alive() {
+			live++
+		}
+	}
+	assert.Check(t, is.Equal(live, n), "Tree and a full scan agree")
 }
