@@ -123,7 +123,7 @@ func runInit(config string, argv []string) error {
 			return fmt.Errorf("setup: mounting proc on /proc: %w", err)
 		}
 	}
-	if !mutants.On(mutants.NoMountHide) {
+	if len(cfg.Hide) > 0 && !mutants.On(mutants.NoMountHide) {
 		for _, path := range cfg.Hide {
 			if err := hide(path); err != nil {
 				return fmt.Errorf("setup: %w", err)

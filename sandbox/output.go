@@ -22,7 +22,11 @@ type stream struct {
 	tailCap int
 	tailPos int // next write position in tail once it is full
 	total   int64
-	all     bytes.Buffer // used only when nothing is cut
+	all     bytes.Buffer // used only when nothing is cut, or with unbounded
+	// unbounded is the unbounded_output defect, switched on once the
+	// stream outgrows what it holds: the only point from which holding
+	// everything makes a difference, so the only one its site is asked.
+	unbounded, outgrown bool
 }
 
 // markerFormat is the line that replaces the middle of a cut stream.
@@ -58,9 +62,21 @@ func heldBytes(maxChars int) int64 {
 func (s *stream) Write(p []byte) (int, error) {
 	n := len(p)
 	s.total += int64(n)
-	if s.maxChars == 0 || mutants.On(mutants.UnboundedOutput) {
+	if s.maxChars == 0 || s.unbounded {
 		s.all.Write(p)
 		return n, nil
+	}
+	if !s.outgrown && s.total > int64(s.headCap+s.tailCap) {
+		s.outgrown = true
+		if mutants.On(mutants.UnboundedOutput) {
+			// Until now head and tail held every byte, in order.
+			s.unbounded = true
+			s.all.Write(s.head)
+			s.all.Write(s.tail)
+			s.all.Write(p)
+			s.head, s.tail = nil, nil
+			return n, nil
+		}
 	}
 	if room := s.headCap - len(s.head); room > 0 {
 		k := min(room, len(p))
@@ -108,7 +124,7 @@ func (s *stream) result() (text string, truncated bool) {
 	}
 	var head, tail []byte
 	gap := true
-	if mutants.On(mutants.UnboundedOutput) {
+	if s.unbounded {
 		head, gap = s.all.Bytes(), false
 	} else {
 		ring := append(append([]byte(nil), s.tail[s.tailPos:]...), s.tail[:s.tailPos]...)

@@ -176,7 +176,8 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 	sup.stop()
 	o.stoppedBy = sup.reason
 	// After a normal end only: a stopped run was killed by the supervisor.
-	if p.Limits.Sweep && sup.reason == "" && !mutants.On(mutants.NoSweep) {
+	// The defect's site is asked only when there is something to sweep.
+	if p.Limits.Sweep && sup.reason == "" && hasLeftovers(cmd.Process.Pid) && !mutants.On(mutants.NoSweep) {
 		killRun(cmd.Process.Pid, true)
 	}
 	drain(readers, ps)
@@ -190,7 +191,10 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 
 // startSupervisor starts watching the program with pid under p.
 func startSupervisor(ctx context.Context, p Policy, pid int) *supervisor {
-	sup := &supervisor{pid: pid, killTree: p.Limits.KillTree, deadline: armedLimit(p)}
+	sup := &supervisor{pid: pid, killTree: p.Limits.KillTree, deadline: p.TimeLimit()}
+	if w := p.Limits.Wall; w > 0 && w == sup.deadline && w != p.Watchdog {
+		sup.wall, sup.watchdog = true, p.Watchdog
+	}
 	if p.Processes.Max > 0 && !mutants.On(mutants.NprocRlimitOnly) {
 		sup.maxProcs, sup.interval = p.Processes.Max, p.Processes.Interval
 	}
@@ -258,11 +262,13 @@ func setStatus(res *Result, ws syscall.WaitStatus) {
 	if ws.Signaled() {
 		res.ExitCode = -1
 		res.Signal = unix.SignalName(ws.Signal())
-	} else if !mutants.On(mutants.ExitCodeLost) {
-		res.ExitCode = ws.ExitStatus()
+	} else if status := ws.ExitStatus(); status == 0 || !mutants.On(mutants.ExitCodeLost) {
+		res.ExitCode = status
 	}
-	if !mutants.On(mutants.OOMFlagLost) {
-		res.OOM = (ws.Signaled() || ws.ExitStatus() != 0) && looksLikeOOM(res.Stderr)
+	// The defect's site is asked only where it changes the answer, so that
+	// the harness's coverage counts only runs it can matter to.
+	if (ws.Signaled() || ws.ExitStatus() != 0) && looksLikeOOM(res.Stderr) && !mutants.On(mutants.OOMFlagLost) {
+		res.OOM = true
 	}
 }
 

@@ -178,15 +178,16 @@ func (s *Session) Run(ctx context.Context, cmd Command) (*Result, error) {
 }
 
 // overQuota returns why the next run is refused, or "".
+// The defect's site is asked only when the quota would refuse the run.
 func (s *Session) overQuota() string {
-	if s.quota < 0 || mutants.On(mutants.QuotaIgnored) {
+	if s.quota < 0 {
 		return ""
 	}
 	used, err := diskUsage(s.dir)
-	if err != nil {
+	switch {
+	case err != nil && !mutants.On(mutants.QuotaIgnored):
 		return fmt.Sprintf("the session's disk use cannot be measured (%v); delete what the program left behind and run again", err)
-	}
-	if used > s.quota {
+	case err == nil && used > s.quota && !mutants.On(mutants.QuotaIgnored):
 		return fmt.Sprintf("the session directory uses %s, over its quota of %s: delete files before running again", humanBytes(used), humanBytes(s.quota))
 	}
 	return ""

@@ -18,7 +18,11 @@ type supervisor struct {
 	pid      int
 	killTree bool
 	deadline time.Duration // 0: no time limit at all
-	maxProcs int           // 0: no monitor
+	// wall is true when deadline is the wall clock, which the watchdog
+	// (0: none) backs up later.
+	wall     bool
+	watchdog time.Duration
+	maxProcs int // 0: no monitor
 	interval time.Duration
 
 	// pidfd refers to the program's process for good (-1 if it could
@@ -55,24 +59,25 @@ func (s *supervisor) stop() {
 // of them, or ctx, fires before the program ends.
 func (s *supervisor) loop(ctx context.Context) {
 	defer close(s.done)
+	var timer *time.Timer
 	var timeout, tick <-chan time.Time // nil: never ready
 	if s.deadline > 0 {
-		t := time.NewTimer(s.deadline)
-		defer t.Stop()
-		timeout = t.C
+		timer = time.NewTimer(s.deadline)
+		defer timer.Stop()
+		timeout = timer.C
 	}
 	if s.maxProcs > 0 {
 		t := time.NewTicker(s.interval)
 		defer t.Stop()
 		tick = t.C
 	}
-	if why := s.wait(ctx, timeout, tick); why != "" {
+	if why := s.wait(ctx, timer, timeout, tick); why != "" {
 		s.kill(why)
 	}
 }
 
 // wait returns why to stop the run, or "" once the program has ended.
-func (s *supervisor) wait(ctx context.Context, timeout, tick <-chan time.Time) Reason {
+func (s *supervisor) wait(ctx context.Context, timer *time.Timer, timeout, tick <-chan time.Time) Reason {
 	for {
 		select {
 		case <-s.stopped:
@@ -80,6 +85,17 @@ func (s *supervisor) wait(ctx context.Context, timeout, tick <-chan time.Time) R
 		case <-timeout:
 			if s.ended() {
 				return ""
+			}
+			if s.wall && mutants.On(mutants.NoWallLimit) {
+				// The defect: the wall clock is not armed, only the
+				// watchdog bounds the run (asked only once the wall
+				// clock is up, the only time it makes a difference).
+				s.wall, timeout = false, nil
+				if s.watchdog > s.deadline {
+					timer.Reset(s.watchdog - s.deadline)
+					timeout = timer.C
+				}
+				continue
 			}
 			return ReasonTimeout
 		case <-ctx.Done():
@@ -114,25 +130,7 @@ func (s *supervisor) kill(why Reason) {
 // everything below it. In a PID namespace that is the whole namespace,
 // since orphans there are adopted by the program (its PID 1).
 func (s *supervisor) count() int {
-	procs, err := procfs.Scan()
-	if err != nil {
-		return 0
-	}
-	n := 1
-	for _, p := range procfs.Descendants(procs, s.pid) {
-		if p.Alive() {
-			n++
-		}
-	}
-	return n
-}
-
-// armedLimit is the time limit the supervisor arms for p.
-func armedLimit(p Policy) time.Duration {
-	if mutants.On(mutants.NoWallLimit) {
-		return p.Watchdog // the wall-clock timer is never armed
-	}
-	return p.TimeLimit()
+	return 1 + len(procfs.Tree(s.pid))
 }
 
 // killRun kills a run. With tree set it kills the process, its process
@@ -172,6 +170,13 @@ func killPass(k *procfs.Killer, pid int) int {
 		}
 	}
 	return found
+}
+
+// hasLeftovers reports whether any process of the run led by pid is
+// still alive (after the leader has ended: what a sweep would kill).
+func hasLeftovers(pid int) bool {
+	procs, err := procfs.Scan()
+	return err != nil || len(runMembers(procs, pid)) > 0
 }
 
 // runMembers returns the live processes that belong to the run led by pid.
