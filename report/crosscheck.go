@@ -14,10 +14,11 @@ import (
 )
 
 // CrossCheck reads the mutation report that --out wrote into dir
-// (mutate.json, mutate.txt, mutate.md, mutate.junit.xml) and checks that
-// the four files carry the same facts: the same defects with the same
-// outcomes, the same summary counts and gate, and JUnit counts that match
-// the summary, for each suite of the run. It returns every disagreement
+// (mutate.json, mutate.txt, mutate.md, mutate.junit.xml, mutate.html,
+// mutate.stryker.json) and checks that the files carry the same facts:
+// the same defects with the same outcomes, the same summary counts and
+// gate, JUnit counts that match the summary, for each suite of the run,
+// and a Stryker mutant per defect with the status its run gives. It returns every disagreement
 // it finds, joined.
 func CrossCheck(dir string) error {
 	read := func(f Format) ([]byte, error) {
@@ -59,6 +60,16 @@ func CrossCheck(dir string) error {
 		if err := crossCheckTables(&m, string(b), f == Markdown); err != nil {
 			fail("mutate.%s: %w", f.Ext(), err)
 		}
+	}
+	if b, err := read(Stryker); err != nil {
+		fail("cross-check: %w", err)
+	} else if err := crossCheckStryker(&m, b); err != nil {
+		fail("mutate.%s: %w", Stryker.Ext(), err)
+	}
+	if b, err := read(HTML); err != nil {
+		fail("cross-check: %w", err)
+	} else if err := crossCheckHTML(&m, string(b)); err != nil {
+		fail("mutate.%s: %w", HTML.Ext(), err)
 	}
 	return errors.Join(errs...)
 }

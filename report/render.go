@@ -67,6 +67,8 @@ func (f Format) Ext() string {
 		return "json"
 	case JUnit:
 		return "junit.xml"
+	case Stryker:
+		return "stryker.json"
 	}
 	return string(f)
 }
@@ -99,7 +101,7 @@ func WriteWith(w io.Writer, f Format, r Report, o Options) error {
 	case JUnit:
 		return writeJUnit(w, r.JUnit())
 	}
-	return fmt.Errorf("unknown format %q", f)
+	return writeExtra(w, f, r, o)
 }
 
 func writeJUnit(w io.Writer, s *TestSuites) error {
@@ -111,18 +113,25 @@ func writeJUnit(w io.Writer, s *TestSuites) error {
 	return err
 }
 
-// WriteAll writes r in every format into dir (made if missing), as
-// name.txt, name.md, name.json and name.junit.xml, and returns the paths
-// written. Text is fitted to DefaultWidth: a file has no terminal. Each
-// file is written under a temporary name and renamed, so a CI step that
-// archives dir never picks up half a report.
+// WriteAll writes r in every format it has (FormatsOf) into dir, with
+// the default Options; see WriteAllWith.
 func WriteAll(dir, name string, r Report) ([]string, error) {
+	return WriteAllWith(dir, name, r, Options{})
+}
+
+// WriteAllWith writes r in every format it has (FormatsOf) into dir
+// (made if missing), as name.txt, name.md, name.json, name.junit.xml and,
+// where r has them, name.html and name.stryker.json, and returns the
+// paths written. Text is fitted to DefaultWidth whatever o.Width says: a
+// file has no terminal. Each file is written under a temporary name and
+// renamed, so a CI step that archives dir never picks up half a report.
+func WriteAllWith(dir, name string, r Report, o Options) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("making the report directory: %w", err)
 	}
-	o := Options{Width: DefaultWidth}
+	o.Width = DefaultWidth
 	var paths []string
-	for _, f := range Formats {
+	for _, f := range FormatsOf(r) {
 		var buf bytes.Buffer
 		if err := WriteWith(&buf, f, r, o); err != nil {
 			return paths, fmt.Errorf("rendering %s: %w", f, err)
