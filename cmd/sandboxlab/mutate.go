@@ -42,10 +42,13 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"or internal error.\n\n"+
 			"Reports: --format junit gives a testcase per defect (failed when unexpected, error when it hung,\n"+
 			"skipped when its divergence is known) and one for the baseline, in a test suite per suite (mutate,\n"+
-			"mutate.hardening); --out DIR writes every format.\n"+
+			"mutate.hardening); --format html is one self-contained page (the heat map, the per-defect table,\n"+
+			"the mutation-testing-elements component); --format stryker is JSON in Stryker's\n"+
+			"mutation-testing-report-schema; --out DIR writes every format.\n"+
 			"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n"+
 			"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n"+
-			"Progress (defects done, elapsed, ETA) goes to stderr on a terminal, or always with --verbose.", stderr)
+			"Progress goes to stderr on a terminal (a bar: defects done, elapsed, ETA) and, a line per defect,\n"+
+			"with --verbose.", stderr)
 	predFile := fs.String("predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
 	suite := suiteFlag(fs)
 	only := fs.String("only", "", "comma-separated defect `ids` to run (default all of the suites; only their suites run)")
@@ -53,7 +56,7 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape` (an unexpected escape), any (any divergence), never")
 	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one defect's run; past it the defect is reported as hung")
 	replay := fs.String("replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\nor --out) against the predictions, e.g. to try an edit of predictions.yaml")
-	out := outputFlags(fs, "mutate")
+	out := outputFlags(fs, "mutate", report.HTML, report.Stryker)
 	if stop, err := parseFlags(fs, args); stop {
 		return err
 	}
@@ -239,8 +242,8 @@ func identity() report.Identity {
 }
 
 // mutateETA prints the progress of a mutation run: a line per finished
-// defect, and on a terminal a status line with the time elapsed and an
-// estimate of the time left.
+// defect, and on a terminal a bar of the defects done with the time
+// elapsed and an estimate of the time left.
 type mutateETA struct {
 	p    *progress
 	jobs int
@@ -255,7 +258,7 @@ type mutateETA struct {
 
 func newMutateETA(p *progress, jobs int) *mutateETA {
 	e := &mutateETA{p: p, jobs: jobs, start: time.Now(), total: -1}
-	p.keepStatus(e.status)
+	p.start("mutate", 0, func() string { return "baseline" }, e.status)
 	return e
 }
 
@@ -266,6 +269,7 @@ func (e *mutateETA) step(pr harness.Progress) {
 		e.baseDone, e.total = max(pr.Elapsed, time.Nanosecond), pr.Total
 		e.mu.Unlock()
 		e.p.line("baseline done in %s; %d defects to run, %d at a time", roundDuration(pr.Elapsed), pr.Total, e.jobs)
+		e.p.set(0, pr.Total)
 		return
 	}
 	e.done, e.total = pr.Done, pr.Total
@@ -274,17 +278,19 @@ func (e *mutateETA) step(pr harness.Progress) {
 	e.mu.Unlock()
 	e.p.line("%s %-18s %-9s %3d s   %s elapsed%s", counter(pr.Done, pr.Total), pr.Defect.ID, pr.Defect.Outcome,
 		pr.Defect.MS/1000, roundDuration(pr.Elapsed), left)
+	e.p.set(pr.Done, pr.Total)
 }
 
-// status is the status line's text.
+// status is the bar's text after the defects done: the time elapsed and
+// the estimate of the time left.
 func (e *mutateETA) status() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	elapsed := roundDuration(time.Since(e.start))
 	if e.baseDone == 0 {
-		return fmt.Sprintf("mutate: baseline running, %s elapsed", elapsed)
+		return fmt.Sprintf("running, %s elapsed", elapsed)
 	}
-	return fmt.Sprintf("mutate: %d of %d defects done, %s elapsed%s", e.done, e.total, elapsed, e.left())
+	return fmt.Sprintf("%s elapsed%s", elapsed, e.left())
 }
 
 // estimate extrapolates the time left from the defects done so far; the
