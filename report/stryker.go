@@ -233,11 +233,15 @@ func (m *Mutation) Stryker(o Options) *StrykerReport {
 		if _, ok := probes[s]; !ok {
 			probes[s] = m.probes(s)
 		}
-		sf, ok := sources[d.Site]
+		site := d.Site
+		if site == "" { // a report that does not say: still one file the component can show
+			site = "unknown-site.go"
+		}
+		sf, ok := sources[site]
 		if !ok {
-			sf = readSiteFile(o.Sources, d.Site)
-			sources[d.Site] = sf
-			r.Files[d.Site] = &StrykerFile{Language: "go", Source: sf.source, Mutants: []StrykerMutant{}}
+			sf = readSiteFile(o.Sources, site)
+			sources[site] = sf
+			r.Files[site] = &StrykerFile{Language: "go", Source: sf.source, Mutants: []StrykerMutant{}}
 		}
 		status, killedBy, coveredBy, reason := MutantStatus(d, probes[s])
 		loc, others := sf.locate(d.ID)
@@ -246,7 +250,7 @@ func (m *Mutation) Stryker(o Options) *StrykerReport {
 		case sf.err != nil:
 			desc += " (the site's line is unknown: " + sf.err.Error() + ")"
 		case loc == nil:
-			desc += fmt.Sprintf(" (no mutants.On call for %s in %s)", d.ID, d.Site)
+			desc += fmt.Sprintf(" (no mutants.On call for %s in %s)", d.ID, site)
 		case len(others) > 0:
 			desc += " (also planted at " + yesNo(len(others) == 1, "line ", "lines ") + joinInts(others) + ")"
 		}
@@ -259,7 +263,7 @@ func (m *Mutation) Stryker(o Options) *StrykerReport {
 			n, ms := len(coveredBy), d.MS
 			mu.TestsCompleted, mu.Duration = &n, &ms
 		}
-		r.Files[d.Site].Mutants = append(r.Files[d.Site].Mutants, mu)
+		r.Files[site].Mutants = append(r.Files[site].Mutants, mu)
 	}
 	m.strykerTests(r)
 	return r
