@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 
 	"sandboxlab/report/verdict"
 )
@@ -17,9 +18,11 @@ import (
 //go:embed templates/page.html.tmpl
 var templates embed.FS
 
-var pageTemplate = template.Must(template.New("page.html.tmpl").Funcs(template.FuncMap{
-	"lower": strings.ToLower,
-}).ParseFS(templates, "templates/page.html.tmpl"))
+// pageTemplate parses the template when a page is first drawn, not at
+// start-up: this binary is also the sandbox's init, which draws none.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page.html.tmpl").ParseFS(templates, "templates/page.html.tmpl"))
+})
 
 // page is what the template draws.
 type page struct {
@@ -82,7 +85,7 @@ func (p *page) write(w io.Writer) error {
 	if strings.Contains(strings.ToLower(string(p.ElementsJS)), "</script") {
 		return fmt.Errorf("the component's bundle contains </script, which would end its inline script")
 	}
-	if err := pageTemplate.Execute(w, p); err != nil {
+	if err := pageTemplate().Execute(w, p); err != nil {
 		return fmt.Errorf("rendering the page: %w", err)
 	}
 	return nil
