@@ -2,7 +2,7 @@
 GO      ?= go
 BIN     := bin/sandboxlab
 
-.PHONY: build test vet bench report tables clean
+.PHONY: build test vet bench report tables third-party clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/sandboxlab
@@ -35,7 +35,9 @@ report: build
 # table), experiment.md (the CPU quirk, RLIMIT_NPROC, layer hiding),
 # attack.md (the 16x6 matrix) and mutate.md (the mutation summary, the
 # per-defect table and the baseline matrix), each also as .txt, .json and
-# .junit.xml. About 9 minutes on two cores; mutate runs last, so its exit
+# .junit.xml; attack and mutate also as .html (the heat map; for mutate
+# the mutation-testing-elements component too) and mutate as
+# .stryker.json (Stryker's mutation-testing-report-schema). About 9 minutes on two cores; mutate runs last, so its exit
 # code (the gate) is make's.
 REPORTS ?= reports
 tables: build
@@ -44,6 +46,22 @@ tables: build
 	./$(BIN) attack --out $(REPORTS) >/dev/null
 	./$(BIN) mutate --out $(REPORTS) >/dev/null
 	@echo "tables written to $(REPORTS)/{agent,experiment,attack,mutate}.md"
+	@echo "pages written to $(REPORTS)/{attack,mutate}.html; Stryker's JSON to $(REPORTS)/mutate.stryker.json"
+
+# Fetches the vendored mutation-testing files again from npm, at the
+# versions pinned in report/third_party.go (see report/third_party/).
+THIRD_PARTY := report/third_party
+MTE_VERSION = $(shell sed -n 's/^.*ElementsVersion = "\(.*\)"/\1/p' report/third_party.go)
+SCHEMA_VERSION = $(shell sed -n 's/^.*SchemaVersion = "\(.*\)"/\1/p' report/third_party.go)
+third-party:
+	@test -n "$(MTE_VERSION)" && test -n "$(SCHEMA_VERSION)" || { echo "no versions in report/third_party.go"; exit 1; }
+	set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	cd "$$tmp" && npm pack --silent mutation-testing-elements@$(MTE_VERSION) mutation-testing-report-schema@$(SCHEMA_VERSION) >/dev/null; \
+	mkdir e s && tar xzf mutation-testing-elements-$(MTE_VERSION).tgz -C e && tar xzf mutation-testing-report-schema-$(SCHEMA_VERSION).tgz -C s; \
+	cd "$(CURDIR)"; \
+	cp "$$tmp/e/package/dist/mutation-test-elements.js" "$$tmp/e/package/LICENSE" $(THIRD_PARTY)/mutation-testing-elements/; \
+	cp "$$tmp/s/package/dist/src/mutation-testing-report-schema.json" "$$tmp/s/package/LICENSE" $(THIRD_PARTY)/mutation-testing-report-schema/
+	@echo "$(THIRD_PARTY): mutation-testing-elements $(MTE_VERSION), mutation-testing-report-schema $(SCHEMA_VERSION)"
 
 clean:
 	rm -rf bin reports

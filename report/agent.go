@@ -99,7 +99,7 @@ const vagueLabel = `description only says "run some code"`
 // and a column per tool ("solved in N calls"), and a last row for the
 // state task run with the vague description.
 func (a *Agent) Tables(w io.Writer, md bool) error {
-	p := &printer{w: w, md: md}
+	p := newPrinter(w, md)
 	tasks, tools := a.tasksAndTools()
 	header := []string{"Task", "What goes wrong"}
 	for _, tool := range tools {

@@ -15,7 +15,7 @@ import (
 // a matrix of its own, at the levels it has: the course's first, then
 // each other suite's under its name.
 func (a *Attacks) Tables(w io.Writer, md bool) error {
-	p := &printer{w: w, md: md}
+	p := newPrinter(w, md)
 	suites := a.suites()
 	if len(suites) == 0 {
 		suites = []verdict.Suite{verdict.Course}

@@ -14,10 +14,11 @@ import (
 )
 
 // CrossCheck reads the mutation report that --out wrote into dir
-// (mutate.json, mutate.txt, mutate.md, mutate.junit.xml) and checks that
-// the four files carry the same facts: the same defects with the same
-// outcomes, the same summary counts and gate, and JUnit counts that match
-// the summary, for each suite of the run. It returns every disagreement
+// (mutate.json, mutate.txt, mutate.md, mutate.junit.xml, mutate.html,
+// mutate.stryker.json) and checks that the files carry the same facts:
+// the same defects with the same outcomes, the same summary counts and
+// gate, JUnit counts that match the summary, for each suite of the run,
+// and a Stryker mutant per defect with the status its run gives. It returns every disagreement
 // it finds, joined.
 func CrossCheck(dir string) error {
 	read := func(f Format) ([]byte, error) {
@@ -59,6 +60,16 @@ func CrossCheck(dir string) error {
 		if err := crossCheckTables(&m, string(b), f == Markdown); err != nil {
 			fail("mutate.%s: %w", f.Ext(), err)
 		}
+	}
+	if b, err := read(Stryker); err != nil {
+		fail("cross-check: %w", err)
+	} else if err := crossCheckStryker(&m, b); err != nil {
+		fail("mutate.%s: %w", Stryker.Ext(), err)
+	}
+	if b, err := read(HTML); err != nil {
+		fail("cross-check: %w", err)
+	} else if err := crossCheckHTML(&m, string(b)); err != nil {
+		fail("mutate.%s: %w", HTML.Ext(), err)
 	}
 	return errors.Join(errs...)
 }
@@ -279,19 +290,26 @@ func crossCheckDefectTable(ds []Defect, defects [][]string) error {
 
 // parseTables returns the tables of a text or markdown rendering, each as
 // rows of trimmed cells, the header first. A text table's border and rule
-// lines and a markdown table's alignment row are left out, and so is a
-// text row that only continues the cells of the row above (an empty first
-// cell).
+// lines and a markdown table's alignment row are left out. A text row
+// that continues the cells of the row above (an empty first cell: the
+// first column never wraps) is joined to it, each cell's lines by a
+// space, as fitTable wrapped them at spaces; and a text table split into
+// column blocks (the next box one blank line below, with the same first
+// column) is read back as one table.
 func parseTables(doc string, md bool) [][][]string {
-	var tables [][][]string
-	var cur [][]string
+	type parsed struct {
+		rows       [][]string
+		start, end int // the lines of its first and last rule or row
+	}
+	var tables []parsed
+	var cur *parsed
 	flush := func() {
 		if cur != nil {
-			tables = append(tables, cur)
+			tables = append(tables, *cur)
 			cur = nil
 		}
 	}
-	for _, line := range strings.Split(doc, "\n") {
+	for n, line := range strings.Split(doc, "\n") {
 		line = strings.TrimRight(line, " \r")
 		var cells []string
 		switch {
@@ -305,22 +323,64 @@ func parseTables(doc string, md bool) [][][]string {
 			for _, p := range parts {
 				cells = append(cells, strings.TrimSpace(p))
 			}
-			if cur != nil && len(cells) > 0 && cells[0] == "" {
+			if cur != nil && len(cur.rows) > 0 && len(cells) > 0 && cells[0] == "" {
+				above := cur.rows[len(cur.rows)-1]
+				for i := 1; i < len(cells) && i < len(above); i++ {
+					if cells[i] != "" {
+						above[i] = strings.TrimSpace(above[i] + " " + cells[i])
+					}
+				}
+				cur.end = n
 				continue
 			}
-		case !md && (strings.HasPrefix(line, "┌") || strings.HasPrefix(line, "├")):
+		case !md && strings.HasPrefix(line, "┌"):
+			flush()
+			cur = &parsed{start: n, end: n}
+			continue
+		case !md && strings.HasPrefix(line, "├"):
 			continue
 		case !md && strings.HasPrefix(line, "└"):
+			if cur != nil {
+				cur.end = n
+			}
 			flush()
 			continue
 		default:
 			flush()
 			continue
 		}
-		cur = append(cur, cells)
+		if cur == nil {
+			cur = &parsed{start: n}
+		}
+		cur.rows, cur.end = append(cur.rows, cells), n
 	}
 	flush()
-	return tables
+	var out [][][]string
+	for i, t := range tables {
+		if i > 0 && !md && t.start == tables[i-1].end+2 && len(out) > 0 && sameFirstColumn(out[len(out)-1], t.rows) {
+			prev := out[len(out)-1]
+			for r := range prev {
+				prev[r] = append(prev[r], t.rows[r][1:]...)
+			}
+			continue
+		}
+		out = append(out, t.rows)
+	}
+	return out
+}
+
+// sameFirstColumn reports whether two tables have the same first column:
+// one is the other's next block.
+func sameFirstColumn(a, b [][]string) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) == 0 || len(b[i]) == 0 || a[i][0] != b[i][0] {
+			return false
+		}
+	}
+	return true
 }
 
 // splitMarkdownRow splits "| a | b \| c |" into ["a", "b | c"].

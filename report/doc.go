@@ -1,7 +1,10 @@
 // Package report is the result model of sandboxlab (the checks, the attack
 // matrix, the mutation run, the agent table and the experiments) and its
-// renderers: tables for a terminal and for markdown, JSON, JUnit XML and
-// GitHub annotations. Producers fill these structs; renderers only read
+// renderers: tables for a terminal (fitted to its width) and for
+// markdown, JSON, JUnit XML, GitHub annotations, Stryker's
+// mutation-testing JSON and one self-contained HTML page (the attack heat
+// map; for a mutation report the mutation-testing-elements component,
+// vendored in third_party/). Producers fill these structs; renderers only read
 // them, so every format carries the same facts. A report holds the
 // members of one suite or several (the course's, then the hardening
 // suite's): each member names its suite, and each renderer shows the

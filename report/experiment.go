@@ -36,7 +36,7 @@ type ExperimentRow struct {
 // Tables renders the experiment as its title, one table of figures and
 // its finding.
 func (e *Experiment) Tables(w io.Writer, md bool) error {
-	p := &printer{w: w, md: md}
+	p := newPrinter(w, md)
 	e.tables(p)
 	return p.err
 }
@@ -61,7 +61,7 @@ type Experiments []*Experiment
 
 // Tables renders each experiment in turn.
 func (es Experiments) Tables(w io.Writer, md bool) error {
-	p := &printer{w: w, md: md}
+	p := newPrinter(w, md)
 	for i, e := range es {
 		if i > 0 {
 			p.printf("\n")

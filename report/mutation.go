@@ -340,7 +340,7 @@ var summaryHeader = []string{"defects", "caught", "escaped", "exact", "too wide"
 // part per suite, the course's first (as a run of the course alone shows
 // it), the gate's sentence, which covers every suite, in the first.
 func (m *Mutation) Tables(w io.Writer, md bool) error {
-	p := &printer{w: w, md: md}
+	p := newPrinter(w, md)
 	parts := m.parts()
 	for i := range parts {
 		if i > 0 {

@@ -67,6 +67,8 @@ func (f Format) Ext() string {
 		return "json"
 	case JUnit:
 		return "junit.xml"
+	case Stryker:
+		return "stryker.json"
 	}
 	return string(f)
 }
@@ -80,8 +82,13 @@ type Report interface {
 	JUnit() *TestSuites
 }
 
-// Write writes r to w in format f.
+// Write writes r to w in format f, with the default Options.
 func Write(w io.Writer, f Format, r Report) error {
+	return WriteWith(w, f, r, Options{})
+}
+
+// WriteWith writes r to w in format f, as o says.
+func WriteWith(w io.Writer, f Format, r Report, o Options) error {
 	switch f {
 	case JSON:
 		enc := json.NewEncoder(w)
@@ -90,11 +97,11 @@ func Write(w io.Writer, f Format, r Report) error {
 	case Markdown:
 		return r.Tables(w, true)
 	case Text:
-		return r.Tables(w, false)
+		return r.Tables(&widthWriter{Writer: w, width: o.width()}, false)
 	case JUnit:
 		return writeJUnit(w, r.JUnit())
 	}
-	return fmt.Errorf("unknown format %q", f)
+	return writeExtra(w, f, r, o)
 }
 
 func writeJUnit(w io.Writer, s *TestSuites) error {
@@ -106,18 +113,27 @@ func writeJUnit(w io.Writer, s *TestSuites) error {
 	return err
 }
 
-// WriteAll writes r in every format into dir (made if missing), as
-// name.txt, name.md, name.json and name.junit.xml, and returns the paths
-// written. Each file is written under a temporary name and renamed, so a
-// CI step that archives dir never picks up half a report.
+// WriteAll writes r in every format it has (FormatsOf) into dir, with
+// the default Options; see WriteAllWith.
 func WriteAll(dir, name string, r Report) ([]string, error) {
+	return WriteAllWith(dir, name, r, Options{})
+}
+
+// WriteAllWith writes r in every format it has (FormatsOf) into dir
+// (made if missing), as name.txt, name.md, name.json, name.junit.xml and,
+// where r has them, name.html and name.stryker.json, and returns the
+// paths written. Text is fitted to DefaultWidth whatever o.Width says: a
+// file has no terminal. Each file is written under a temporary name and
+// renamed, so a CI step that archives dir never picks up half a report.
+func WriteAllWith(dir, name string, r Report, o Options) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("making the report directory: %w", err)
 	}
+	o.Width = DefaultWidth
 	var paths []string
-	for _, f := range Formats {
+	for _, f := range FormatsOf(r) {
 		var buf bytes.Buffer
-		if err := Write(&buf, f, r); err != nil {
+		if err := WriteWith(&buf, f, r, o); err != nil {
 			return paths, fmt.Errorf("rendering %s: %w", f, err)
 		}
 		path := filepath.Join(dir, name+"."+f.Ext())
@@ -137,21 +153,37 @@ func WriteAll(dir, name string, r Report) ([]string, error) {
 // printer writes to w and keeps the first error, so a renderer can write
 // line after line and check once at the end.
 type printer struct {
-	w   io.Writer
-	md  bool
-	err error
+	w  io.Writer
+	md bool
+	// width is what text tables are fitted to (see fitTable).
+	width int
+	err   error
 }
 
+// newPrinter returns a printer on w, whose text tables fit w's width
+// (widthOf).
+func newPrinter(w io.Writer, md bool) *printer {
+	return &printer{w: w, md: md, width: widthOf(w)}
+}
+
+// printf writes prose; in text its lines wider than the printer's width
+// wrap at spaces (markdown is left for the page it is pasted into to
+// wrap).
 func (p *printer) printf(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
+	if p.err != nil {
+		return
 	}
+	s := fmt.Sprintf(format, args...)
+	if !p.md {
+		s = wrapLines(s, p.width)
+	}
+	_, p.err = io.WriteString(p.w, s)
 }
 
 // table writes one table followed by a blank line.
 func (p *printer) table(header []string, rows [][]string) {
 	if p.err == nil {
-		p.err = table(p.w, p.md, header, rows)
+		p.err = table(p.w, p.md, p.width, header, rows)
 	}
 	p.printf("\n")
 }
@@ -162,7 +194,7 @@ func (p *printer) heading(title string) {
 	if p.md {
 		p.printf("## %s\n\n", title)
 	} else {
-		p.printf("%s\n%s\n", title, strings.Repeat("=", len([]rune(title))))
+		p.underlined(title, "=")
 	}
 }
 
@@ -171,14 +203,45 @@ func (p *printer) subheading(title string) {
 	if p.md {
 		p.printf("### %s\n\n", title)
 	} else {
-		p.printf("%s\n%s\n", title, strings.Repeat("-", len([]rune(title))))
+		p.underlined(title, "-")
 	}
 }
 
-// table renders one table, as box-drawn text or as markdown. In markdown a
-// cell's '|' is escaped and a line break becomes <br>: either would
-// otherwise end the cell or the table.
-func table(w io.Writer, md bool, header []string, rows [][]string) error {
+// underlined writes a text heading, wrapped to the printer's width,
+// underlined as wide as its widest line.
+func (p *printer) underlined(title, rule string) {
+	title = wrapText(title, p.width)
+	w := 0
+	for _, line := range strings.Split(title, "\n") {
+		w = max(w, len([]rune(line)))
+	}
+	p.printf("%s\n%s\n", title, strings.Repeat(rule, w))
+}
+
+// table renders one table, as box-drawn text fitted to width columns
+// (fitTable: long columns wrap, a table still too wide splits into
+// blocks separated by a blank line), or as markdown, never wrapped, for
+// pasting. In markdown a cell's '|' is escaped and a line break becomes
+// <br>: either would otherwise end the cell or the table.
+func table(w io.Writer, md bool, width int, header []string, rows [][]string) error {
+	if !md {
+		for i, b := range fitTable(header, rows, width) {
+			if i > 0 {
+				if _, err := io.WriteString(w, "\n"); err != nil {
+					return err
+				}
+			}
+			if err := renderTable(w, false, b.header, b.rows); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return renderTable(w, true, header, rows)
+}
+
+// renderTable renders one table through tablewriter.
+func renderTable(w io.Writer, md bool, header []string, rows [][]string) error {
 	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
@@ -221,7 +284,7 @@ func yesNo(b bool, yes, no string) string {
 // adds the promise each check tests; the terminal table leaves it out to
 // stay readable, and the check's id names it.
 func (c *Checks) Tables(w io.Writer, md bool) error {
-	p := &printer{w: w, md: md}
+	p := newPrinter(w, md)
 	suites := c.suites()
 	if len(suites) == 1 && isCourse(suites[0]) || len(suites) == 0 {
 		c.table(p)

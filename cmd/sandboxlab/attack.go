@@ -26,14 +26,15 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"such a cell is a failed testcase. Cells run one at a time; everything a cell started is removed\n"+
 			"after it. Each suite has a matrix of its own at the levels it has: the course's 16 attacks at\n"+
 			"L0-L5 first, exactly as the course has them, then the hardening suite's (JUnit: a test suite per\n"+
-			"suite, attack and attack.hardening). Progress (one line per cell) goes to stderr on a terminal.\n"+
+			"suite, attack and attack.hardening); --format html draws the matrix as a heat map. Progress (a bar,\n"+
+			"and a line per cell) goes to stderr on a terminal; --verbose prints the lines anyway.\n"+
 			"Exits 0 when the matrix ran, whatever it says, and 1 on a usage or internal error.\n\n"+
 			"attacks (first level that stops each on the correct sandbox: what makes it an escape):\n"+
 			attackList(), stderr)
 	suite := suiteFlag(fs)
 	only := fs.String("only", "", "run only the attacks `ID,...` (default: all of the suites)")
 	levels := fs.String("levels", fmt.Sprintf("0-%d", sandbox.Levels-1), "run only the `LEVELS`: levels and ranges, such as 0-5, 3 or 0,4-5")
-	out := outputFlags(fs, "attack")
+	out := outputFlags(fs, "attack", report.HTML)
 	defect := defectFlag(fs)
 	if stop, err := parseFlags(fs, args); stop {
 		return err
@@ -62,7 +63,9 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := enableDefect(*defect); err != nil {
 		return err
 	}
-	if p := out.progress(stderr); p.on {
+	p := out.progress(stderr)
+	if p.on {
+		p.start("attack", cells, nil, nil)
 		done := 0
 		opts.Progress = func(c report.Cell) {
 			done++
@@ -71,9 +74,11 @@ func attackCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				state = "stopped (" + c.StoppedBy + ")"
 			}
 			p.line("%s %-22s %s  %d ms", counter(done, cells), c.Name(), state, c.MS)
+			p.set(done, cells)
 		}
 	}
 	rep, err := attacks.Run(ctx, opts)
+	p.end()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			err = errors.New("interrupted")

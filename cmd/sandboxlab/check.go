@@ -19,12 +19,13 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"Runs the promise checks (those of the suites chosen, or those named) and prints each verdict with\n"+
 			"what the host saw: the course's 26 first, then the hardening suite's under a heading of its own.\n"+
 			"With --format junit each check is a testcase, failed with its evidence (a test suite per suite:\n"+
-			"check, check.hardening). Progress (one line per check) goes to stderr on a terminal. Exits 0 when\n"+
+			"check, check.hardening); --format html is one self-contained page. Progress (a bar, and a line per\n"+
+			"check) goes to stderr on a terminal; --verbose prints the lines anyway. Exits 0 when\n"+
 			"every check passed, 2 when one failed, 1 on a usage or internal error.\n"+
 			"Checks: "+checkList(), stderr)
 	suite := suiteFlag(fs)
 	only := fs.String("only", "", "comma-separated check `ids` to run (default all of the suites)")
-	out := outputFlags(fs, "check")
+	out := outputFlags(fs, "check", report.HTML)
 	defect := defectFlag(fs)
 	if stop, err := parseFlags(fs, args); stop {
 		return err
@@ -49,11 +50,14 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	total := len(list)
 	p := out.progress(stderr)
+	p.start("check", total, nil, nil)
 	done := 0
 	rep, err := checks.RunAll(ctx, checks.Options{Only: ids, Suites: suites, Progress: func(c report.Check) {
 		done++
 		p.line("%s %-20s %s (%d ms)", counter(done, total), c.ID, passFail(c.Passed), c.MS)
+		p.set(done, total)
 	}})
+	p.end()
 	if err != nil {
 		return err
 	}

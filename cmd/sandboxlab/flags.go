@@ -6,37 +6,57 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/report"
 )
 
 // formatUsage is the --format part of a command's usage line.
-var formatUsage = "[--format " + strings.Join(report.FormatNames(), "|") + "] [--out DIR] [--quiet|--verbose]"
+var formatUsage = "[--format FORMAT] [--out DIR] [--quiet|--verbose]"
 
 // output holds the flags every report command shares: the format on
 // stdout, the directory that gets every format, and how chatty progress
 // on stderr is.
 type output struct {
 	command string
+	formats []report.Format // the formats the command's report has
 	format  *string
 	out     *string
 	quiet   *bool
 	verbose *bool
 	f       report.Format
+	prog    *progress // the progress shown, ended before the report is written
 }
 
-// outputFlags adds --format, --out, --quiet and --verbose for command.
-func outputFlags(fs *flag.FlagSet, command string) *output {
+// outputFlags adds --format, --out, --quiet and --verbose for command,
+// whose report has report.Formats and the extra formats named.
+func outputFlags(fs *flag.FlagSet, command string, extra ...report.Format) *output {
+	formats := append(slices.Clone(report.Formats), extra...)
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = string(f)
+	}
+	files := command + ".txt, .md, .json and .junit.xml"
+	if len(extra) > 0 {
+		var exts []string
+		for _, f := range extra {
+			exts = append(exts, "."+f.Ext())
+		}
+		files += ", plus " + strings.Join(exts, " and ")
+	}
 	return &output{
 		command: command,
-		format:  fs.String("format", string(report.Text), "report `FORMAT` on stdout: "+strings.Join(report.FormatNames(), ", ")),
+		formats: formats,
+		format:  fs.String("format", string(report.Text), "report `FORMAT` on stdout: "+strings.Join(names, ", ")),
 		out: fs.String("out", "", "also write the report in every format into `DIR` (made if missing): "+
-			command+".txt, .md, .json and .junit.xml"),
+			files),
 		quiet:   fs.Bool("quiet", false, "no progress on stderr, even on a terminal"),
 		verbose: fs.Bool("verbose", false, "progress on stderr even when it is not a terminal (CI logs)"),
 	}
@@ -44,7 +64,7 @@ func outputFlags(fs *flag.FlagSet, command string) *output {
 
 // check validates the flags after parsing.
 func (o *output) check() error {
-	f, err := report.ParseFormat(*o.format)
+	f, err := report.ParseFormatIn(*o.format, o.formats)
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
@@ -56,14 +76,20 @@ func (o *output) check() error {
 }
 
 // write writes r: into --out in every format first (so a CI artifact
-// exists even if stdout is a broken pipe), then on stdout in --format.
+// exists even if stdout is a broken pipe), then on stdout in --format,
+// text fitted to stdout's terminal. Progress ends first, so that the
+// report starts on a clean line.
 func (o *output) write(stdout io.Writer, r report.Report) error {
+	if o.prog != nil {
+		o.prog.end()
+	}
+	opts := renderOptions(stdout)
 	if *o.out != "" {
-		if _, err := report.WriteAll(*o.out, o.command, r); err != nil {
+		if _, err := report.WriteAllWith(*o.out, o.command, r, opts); err != nil {
 			return fmt.Errorf("--out %s: %w", *o.out, err)
 		}
 	}
-	if err := report.Write(stdout, o.f, r); err != nil {
+	if err := report.WriteWith(stdout, o.f, r, opts); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
@@ -71,7 +97,8 @@ func (o *output) write(stdout io.Writer, r report.Report) error {
 
 // progress returns the progress printer the flags ask for on stderr.
 func (o *output) progress(stderr io.Writer) *progress {
-	return newProgress(stderr, *o.quiet, *o.verbose)
+	o.prog = newProgress(stderr, *o.quiet, *o.verbose)
+	return o.prog
 }
 
 // flagSet reports whether the flag name was given on the command line.
@@ -92,23 +119,22 @@ func splitList(s string) []string {
 	return out
 }
 
-// progress prints one line per finished step on stderr. It is on when
-// stderr is a terminal (a person waits for a run of minutes) or with
-// --verbose (a CI log), off with --quiet and when stderr is a pipe or a
-// file, so captured output stays clean. On a terminal it can also keep a
-// status line (elapsed, ETA) below the finished steps, redrawn every
-// second; elsewhere the status is never drawn, since \r means nothing in a
-// log.
+// progress shows how far a command is, on stderr. It is on when stderr
+// is a terminal (a person waits for a run of minutes) or with --verbose
+// (a CI log), off with --quiet and when stderr is a pipe or a file, so
+// captured output stays clean. Each finished step is one line. On a
+// terminal a live progress bar (mpb) sits below the lines, with the
+// steps done and a status (for mutate: elapsed and the estimate of the
+// time left); in a log there is no bar, since redrawing means nothing
+// there.
 type progress struct {
 	w   io.Writer
 	on  bool
 	tty bool
 
-	mu     sync.Mutex
-	status func() string // the status line's text; nil: none
-	drawn  bool          // a status line is on screen
-	stop   chan struct{}
-	done   chan struct{}
+	mu   sync.Mutex
+	bars *mpb.Progress // nil: no bar
+	bar  *mpb.Bar
 }
 
 func newProgress(w io.Writer, quiet, verbose bool) *progress {
@@ -123,75 +149,80 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// line prints a finished step, above the status line if one is drawn.
+// terminalWidth returns the width of the terminal f is, or 0.
+func terminalWidth(f *os.File) int {
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Col == 0 {
+		return 0
+	}
+	return int(ws.Col)
+}
+
+// start shows the bar, on a terminal only: name, then the steps done of
+// total (0: not known yet, when label says what runs meanwhile), then
+// status() if status is set. It is redrawn a few times a second until
+// end.
+func (p *progress) start(name string, total int, label func() string, status func() string) {
+	if !p.on || !p.tty {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// Refreshed whatever mpb makes of the writer: the caller has found
+	// a terminal, and the lines above the bar go out at each refresh.
+	p.bars = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond), mpb.ForceAutoRefresh())
+	steps := decor.Any(func(s decor.Statistics) string {
+		if s.Total <= 0 && label != nil {
+			return label()
+		}
+		return fmt.Sprintf("%d/%d", s.Current, s.Total)
+	}, decor.WCSyncSpaceR)
+	opts := []mpb.BarOption{mpb.PrependDecorators(decor.Name(name, decor.WCSyncSpaceR), steps), mpb.BarRemoveOnComplete()}
+	if status != nil {
+		opts = append(opts, mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return status() })))
+	}
+	p.bar = p.bars.AddBar(int64(total), opts...)
+}
+
+// set moves the bar to done steps of total.
+func (p *progress) set(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil {
+		return
+	}
+	p.bar.SetTotal(int64(total), false)
+	p.bar.SetCurrent(int64(done))
+}
+
+// line prints a finished step: above the bar on a terminal, as a line
+// of its own in a log.
 func (p *progress) line(format string, args ...any) {
 	if !p.on {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.clear()
+	if p.bars != nil {
+		fmt.Fprintf(p.bars, format+"\n", args...)
+		return
+	}
 	fmt.Fprintf(p.w, format+"\n", args...)
-	p.draw()
 }
 
-// keepStatus shows status() on a status line, redrawn every second until
-// end is called. It does nothing unless progress is on and stderr is a
-// terminal.
-func (p *progress) keepStatus(status func() string) {
-	if !p.on || !p.tty {
-		return
-	}
-	p.mu.Lock()
-	p.status, p.stop, p.done = status, make(chan struct{}), make(chan struct{})
-	p.draw()
-	p.mu.Unlock()
-	go func() {
-		defer close(p.done)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-				p.mu.Lock()
-				p.clear()
-				p.draw()
-				p.mu.Unlock()
-			}
-		}
-	}()
-}
-
-// end removes the status line, so the report that follows starts on a
-// clean line of the terminal.
+// end removes the bar, once the lines above it are out, so the report
+// that follows starts on a clean line of the terminal. It may be called
+// more than once.
 func (p *progress) end() {
-	if p.stop == nil {
+	p.mu.Lock()
+	bars, bar := p.bars, p.bar
+	p.bars, p.bar = nil, nil
+	p.mu.Unlock()
+	if bars == nil {
 		return
 	}
-	close(p.stop)
-	<-p.done
-	p.mu.Lock()
-	p.clear()
-	p.status, p.stop = nil, nil
-	p.mu.Unlock()
-}
-
-// clear erases the status line; the caller holds mu.
-func (p *progress) clear() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-		p.drawn = false
-	}
-}
-
-// draw writes the status line without a newline; the caller holds mu.
-func (p *progress) draw() {
-	if p.status != nil && p.tty {
-		fmt.Fprint(p.w, p.status())
-		p.drawn = true
-	}
+	bar.Abort(true)
+	bars.Wait()
 }
 
 // counter formats "[done/total]" with total's width, so lines align.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -9,16 +10,19 @@ import (
 )
 
 // TestProgressLines: off on a pipe, on with --verbose (lines only, no
-// status line: \r means nothing in a log), off with --quiet.
+// bar: redrawing means nothing in a log), off with --quiet.
 func TestProgressLines(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b, false, false)
+	p.start("check", 2, nil, nil)
 	p.line("hidden")
+	p.end()
 	assert.Check(t, is.Equal(b.String(), ""), "not a terminal")
 
 	p = newProgress(&b, false, true)
-	p.keepStatus(func() string { return "status" })
+	p.start("check", 2, nil, func() string { return "status" })
 	p.line("[%d/%d] shown", 1, 2)
+	p.set(1, 2)
 	p.end()
 	assert.Check(t, is.Equal(b.String(), "[1/2] shown\n"))
 
@@ -28,15 +32,24 @@ func TestProgressLines(t *testing.T) {
 	assert.Check(t, is.Equal(b.String(), ""), "--quiet")
 }
 
-// TestProgressStatusLine: on a terminal a finished step is printed above
-// the status line, which is redrawn after it and erased at the end.
-func TestProgressStatusLine(t *testing.T) {
+// TestProgressBar: on a terminal the finished steps are printed once
+// each, in order, above a bar that shows the steps done and the status;
+// end waits for them and takes the bar away.
+func TestProgressBar(t *testing.T) {
 	var b bytes.Buffer
 	p := &progress{w: &b, on: true, tty: true}
-	p.keepStatus(func() string { return "running" })
+	p.start("mutate", 0, func() string { return "baseline" }, func() string { return "3s elapsed" })
 	p.line("step one")
+	p.set(1, 4)
+	p.line("step two")
 	p.end()
-	assert.Check(t, is.Equal(b.String(), "running\r\033[Kstep one\nrunning\r\033[K"))
+	p.end()
+	out := b.String()
+	assert.Check(t, is.Equal(strings.Count(out, "step one\n"), 1), out)
+	assert.Check(t, is.Equal(strings.Count(out, "step two\n"), 1), out)
+	assert.Check(t, strings.Index(out, "step one") < strings.Index(out, "step two"), out)
+	p.line("after the end")
+	assert.Check(t, is.Contains(b.String(), "after the end\n"), "with the bar gone, lines go straight out")
 }
 
 func TestCounter(t *testing.T) {

@@ -66,13 +66,13 @@ func run(t *testing.T, env []string, args ...string) *icmd.Result {
 // cheapChecks are two checks that take well under a second.
 const cheapChecks = "exit_status,names_absolute"
 
-// TestOutWritesEveryFormat: --out writes the four files, stdout gets
+// TestOutWritesEveryFormat: --out writes the five files, stdout gets
 // --format, and the file of that format is byte for byte what stdout got.
 func TestOutWritesEveryFormat(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "reports")
 	res := run(t, nil, "check", "--only", cheapChecks, "--format", "junit", "--out", dir)
 	res.Assert(t, icmd.Success)
-	for _, f := range report.Formats {
+	for _, f := range append(report.Formats, report.HTML) {
 		_, err := os.Stat(filepath.Join(dir, "check."+f.Ext()))
 		assert.Check(t, err, f)
 	}
@@ -98,6 +98,7 @@ func TestOutWritesEveryFormat(t *testing.T) {
 // TestFormatFlag: every report command takes every format and rejects
 // an unknown one before running anything.
 func TestFormatFlag(t *testing.T) {
+	extra := map[string]string{"check": ", html", "attack": ", html", "mutate": ", html, stryker"}
 	for _, args := range [][]string{{"check"}, {"attack"}, {"mutate"}, {"agent"}, {"experiment", "all"}} {
 		name := args[0]
 		help := run(t, nil, append(args, "--help")...)
@@ -107,7 +108,7 @@ func TestFormatFlag(t *testing.T) {
 		}
 		bad := run(t, nil, append(args, "--format", "xml")...)
 		bad.Assert(t, icmd.Expected{ExitCode: 1, Err: `sandboxlab ` + name})
-		assert.Check(t, is.Contains(bad.Stderr(), `--format: unknown format "xml" (want text, markdown, json, junit)`), name)
+		assert.Check(t, is.Contains(bad.Stderr(), `--format: unknown format "xml" (want text, markdown, json, junit`+extra[name]+`)`), name)
 		both := run(t, nil, append(args, "--quiet", "--verbose")...)
 		both.Assert(t, icmd.Expected{ExitCode: 1, Err: "--quiet and --verbose: choose one"})
 	}

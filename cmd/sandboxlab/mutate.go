@@ -58,10 +58,14 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"or internal error.\n\n"+
 			"Reports: --format junit gives a testcase per defect (failed when unexpected, error when it hung,\n"+
 			"skipped when its divergence is known) and one for the baseline, in a test suite per suite (mutate,\n"+
-			"mutate.hardening); --out DIR writes every format; JSON has each defect's reached probes.\n"+
+			"mutate.hardening); --format html is one self-contained page (the heat map, the per-defect table,\n"+
+			"the mutation-testing-elements component); --format stryker is JSON in Stryker's\n"+
+			"mutation-testing-report-schema; --out DIR writes every format; JSON has each defect's reached\n"+
+			"probes and the baseline's reached-sites table.\n"+
 			"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n"+
 			"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n"+
-			"Progress (probes and defects done, elapsed, ETA) goes to stderr on a terminal, or always with --verbose.", stderr)
+			"Progress goes to stderr on a terminal (a bar: probe runs of the baseline, then of the defects,\n"+
+			"elapsed, ETA) and, a line per defect, with --verbose.", stderr)
 	predFile := fs.String("predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
 	suite := suiteFlag(fs)
 	only := fs.String("only", "", "comma-separated defect `ids` to run (default all of the suites; only their suites run)")
@@ -73,7 +77,7 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape` (an unexpected escape, a flaky probe), any (any divergence), never")
 	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one probe's run; past it the probe's defect is reported as hung")
 	replay := fs.String("replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\nor --out) against the predictions, e.g. to try an edit of predictions.yaml")
-	out := outputFlags(fs, "mutate")
+	out := outputFlags(fs, "mutate", report.HTML, report.Stryker)
 	if stop, err := parseFlags(fs, args); stop {
 		return err
 	}
@@ -328,11 +332,12 @@ func identity() report.Identity {
 }
 
 // mutateETA prints the progress of a mutation run: a line when the
-// baseline ends and one per finished defect, and on a terminal a status
-// line with the probes done, the time elapsed and an estimate of the time
-// left. The estimate extrapolates the phase under way (the baseline, then
-// the defects) from its probe runs done, which selection has already
-// counted: a defect's unreached probes are no part of it.
+// baseline ends and one per finished defect, and on a terminal a bar of
+// the probe runs of the phase under way (the baseline, the defects, the
+// masking search) with the time elapsed and an estimate of the time left.
+// The estimate extrapolates the phase from its probe runs done, which
+// selection has already counted: a defect's unreached probes are no part
+// of it.
 type mutateETA struct {
 	p     *progress
 	shard harness.Shard
@@ -345,9 +350,16 @@ type mutateETA struct {
 }
 
 func newMutateETA(p *progress, shard harness.Shard) *mutateETA {
-	e := &mutateETA{p: p, shard: shard, start: time.Now()}
-	p.keepStatus(e.status)
+	e := &mutateETA{p: p, shard: shard, start: time.Now(), last: harness.Progress{Phase: harness.PhaseBaseline}}
+	p.start("mutate", 0, e.label, e.status)
 	return e
+}
+
+// label names the phase under way on the bar.
+func (e *mutateETA) label() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.prefix() + e.last.Phase
 }
 
 // step records the runner's progress and prints a line when the baseline
@@ -356,14 +368,15 @@ func (e *mutateETA) step(pr harness.Progress) {
 	e.mu.Lock()
 	prev := e.last
 	e.last = pr
-	if prev.Baseline && !pr.Baseline {
+	if prev.Phase != pr.Phase {
 		e.phaseStart, e.finish = pr.Elapsed, time.Time{}
 	}
 	e.estimate(pr)
 	left := e.left()
 	e.mu.Unlock()
+	e.p.set(pr.ProbesDone, pr.ProbesTotal)
 	switch {
-	case prev.Baseline && !pr.Baseline:
+	case prev.Phase == harness.PhaseBaseline && pr.Phase == harness.PhaseDefects:
 		e.p.line("%sbaseline done in %s (%d probe runs); %d defects to run, %d probe runs", e.prefix(),
 			roundDuration(pr.Elapsed), prev.ProbesTotal, pr.Total, pr.ProbesTotal)
 	case pr.Defect.ID != "":
@@ -380,17 +393,17 @@ func (e *mutateETA) prefix() string {
 	return ""
 }
 
-// status is the status line's text.
+// status is the bar's text after the defects done: the time elapsed and
+// the estimate of the time left.
 func (e *mutateETA) status() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	elapsed := roundDuration(time.Since(e.start))
 	pr := e.last
-	if pr.Baseline || pr.ProbesTotal == 0 && pr.Total == 0 {
-		return fmt.Sprintf("%smutate: baseline, %d of %d probes, %s elapsed%s", e.prefix(), pr.ProbesDone, pr.ProbesTotal, elapsed, e.left())
+	if pr.Phase != harness.PhaseDefects {
+		return fmt.Sprintf("probe runs, %s elapsed%s", elapsed, e.left())
 	}
-	return fmt.Sprintf("%smutate: %d of %d defects, %d of %d probe runs, %s elapsed%s", e.prefix(), pr.Done, pr.Total,
-		pr.ProbesDone, pr.ProbesTotal, elapsed, e.left())
+	return fmt.Sprintf("probe runs, %d of %d defects, %s elapsed%s", pr.Done, pr.Total, elapsed, e.left())
 }
 
 // estimate extrapolates the end of the phase under way from its probe
@@ -415,8 +428,8 @@ func (e *mutateETA) left() string {
 		return ", finishing"
 	}
 	what := "left"
-	if e.last.Baseline {
-		what = "left of the baseline"
+	if e.last.Phase != harness.PhaseDefects {
+		what = "left of the " + e.last.Phase
 	}
 	return fmt.Sprintf(", about %s %s", roundDuration(time.Until(e.finish)), what)
 }

@@ -175,7 +175,7 @@ func (vr *variantRun) catches(base *baseRun) bool {
 // runVariants runs the variant runs in the pool, filling in their
 // results; an error (a hung probe too) leaves a run undecided.
 func (r *Runner) runVariants(ctx context.Context, pl *pool, runs []variantRun, base *baseRun, prog *progressor) {
-	prog.update(func(p *Progress) { p.ProbesDone, p.ProbesTotal = 0, len(runs) })
+	prog.update(func(p *Progress) { p.Phase, p.ProbesDone, p.ProbesTotal = PhaseMasking, 0, len(runs) })
 	var wg sync.WaitGroup
 	for i := range runs {
 		t := pl.enqueue(base.weight[runs[i].v.probe])

@@ -52,7 +52,7 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 	b := &baseRun{reached: map[string]map[string]bool{}, weight: map[string]float64{}, wall: map[string]time.Duration{},
 		layers: map[string][]string{}, tookAway: map[string][]string{}}
 	n := r.repeats()
-	prog.update(func(p *Progress) { p.Baseline, p.ProbesDone, p.ProbesTotal = true, 0, len(probes)*n })
+	prog.update(func(p *Progress) { p.Phase, p.ProbesDone, p.ProbesTotal = PhaseBaseline, 0, len(probes)*n })
 	runs := make([][]probeRun, len(probes))
 	var wg sync.WaitGroup
 	for i, p := range probes {
@@ -195,7 +195,7 @@ func (r *Runner) runDefects(ctx context.Context, pl *pool, list []mutants.Defect
 		prog.update(func(p *Progress) { p.Done, p.Defect = done, d })
 	}
 	prog.update(func(p *Progress) {
-		p.Baseline, p.Done, p.Total, p.ProbesDone, p.ProbesTotal = false, 0, len(list), 0, len(tasks)
+		p.Phase, p.Done, p.Total, p.ProbesDone, p.ProbesTotal = PhaseDefects, 0, len(list), 0, len(tasks)
 	})
 	index := map[*defectRun]int{}
 	for i, dr := range drs {

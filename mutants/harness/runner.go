@@ -34,12 +34,20 @@ type Progress struct {
 	// ProbesDone and ProbesTotal count the probe runs of the phase under
 	// way: the baseline's, then the defects'.
 	ProbesDone, ProbesTotal int
-	// Baseline is true while the baseline runs.
-	Baseline bool
+	// Phase is the phase under way: PhaseBaseline, PhaseDefects or
+	// PhaseMasking.
+	Phase string
 	// Defect is the defect that just finished (zero for a probe's end).
 	Defect  report.Defect
 	Elapsed time.Duration
 }
+
+// The phases of a run, in order.
+const (
+	PhaseBaseline = "baseline"
+	PhaseDefects  = "defects"
+	PhaseMasking  = "masking"
+)
 
 // Runner runs the baseline and then each defect, probe by probe, each
 // probe in a worker process of its own, and diffs the results against the
