@@ -133,7 +133,7 @@ func crossCheckJUnit(m *Mutation, data []byte) error {
 		if want := junitName("mutate", pt.res.Suite); suite.Name != want {
 			fail("testsuite %d is named %q, want %q", i+1, suite.Name, want)
 		}
-		if err := crossCheckJUnitSuite(pt, suite); err != nil {
+		if err := crossCheckJUnitSuite(pt, m.FlakesIn(pt.res.Suite), suite); err != nil {
 			fail("testsuite %s: %w", suite.Name, err)
 		}
 		tests, failures, errCount, skipped = tests+suite.Tests, failures+suite.Failures, errCount+suite.Errors, skipped+suite.Skipped
@@ -146,7 +146,7 @@ func crossCheckJUnit(m *Mutation, data []byte) error {
 
 // crossCheckJUnitSuite checks one suite's test suite against its part of
 // the model.
-func crossCheckJUnitSuite(pt mutationPart, suite TestSuite) error {
+func crossCheckJUnitSuite(pt mutationPart, flakes []Flake, suite TestSuite) error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	status := map[string]string{}
@@ -158,8 +158,13 @@ func crossCheckJUnitSuite(pt mutationPart, suite TestSuite) error {
 		status[c.Name] = c.Status()
 		counts[c.Status()]++
 	}
-	if got, want := len(suite.Cases), len(pt.defects)+1; got != want {
-		fail("%d testcases, want %d (the baseline and %d defects)", got, want, len(pt.defects))
+	if got, want := len(suite.Cases), len(pt.defects)+1+len(flakes); got != want {
+		fail("%d testcases, want %d (the baseline, %d defects and %d flaky probes)", got, want, len(pt.defects), len(flakes))
+	}
+	for _, f := range flakes {
+		if got := status[flakeName(f)]; got != StatusFailed {
+			fail("flaky probe %s is %q, want failed", flakeName(f), got)
+		}
 	}
 	if suite.Tests != len(suite.Cases) || suite.Failures != counts[StatusFailed] || suite.Errors != counts[StatusError] || suite.Skipped != counts[StatusSkipped] {
 		fail("testsuite says tests=%d failures=%d errors=%d skipped=%d, its testcases count %d, %d, %d, %d",
@@ -188,7 +193,7 @@ func crossCheckJUnitSuite(pt mutationPart, suite TestSuite) error {
 		brokenBase = 1
 	}
 	sum := pt.res.Summary
-	if got, want := counts[StatusFailed]+counts[StatusError], sum.Unexpected+brokenBase; got != want {
+	if got, want := counts[StatusFailed]+counts[StatusError], sum.Unexpected+brokenBase+len(flakes); got != want {
 		fail("%d failures and errors, the summary has %d defects with unexpected results", got, sum.Unexpected)
 	}
 	if got, want := counts[StatusError], sum.Hung; got != want {

@@ -283,6 +283,12 @@ func (m *Mutation) JUnit() *TestSuites {
 			}
 			cases = append(cases, tc)
 		}
+		// A flaky probe is a failed test of its own: a verdict that changes
+		// between repeats is never a pass.
+		for _, f := range m.FlakesIn(pt.res.Suite) {
+			cases = append(cases, TestCase{Name: flakeName(f), ClassName: class,
+				Failure: &Problem{Message: "verdicts changed between repeats: " + strings.Join(f.Verdicts, ", "), Type: "flaky"}})
+		}
 		props := append(m.Identity.properties(),
 			Property{"fail_on", string(m.FailOn)}, Property{"gate", string(pt.res.Gate)}, Property{"jobs", strconv.Itoa(m.Jobs)})
 		ms := m.MS
@@ -292,6 +298,14 @@ func (m *Mutation) JUnit() *TestSuites {
 		suites = append(suites, newSuite(junitName("mutate", pt.res.Suite), ms, suiteProperty(props, pt.res.Suite), cases))
 	}
 	return newSuites("sandboxlab mutate", suites...)
+}
+
+// flakeName is the test case name of a flaky probe.
+func flakeName(f Flake) string {
+	if f.Defect == "" {
+		return "flaky " + f.Probe
+	}
+	return "flaky " + f.Probe + " with " + f.Defect
 }
 
 // DefectStatus is the JUnit status of a defect's test case: an error when

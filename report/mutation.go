@@ -398,6 +398,15 @@ func (m *Mutation) tablesPart(p *printer, parts []mutationPart, i int) {
 				p.printf("- %s: %s\n", o.words, strings.Join(ids, ", "))
 			}
 		}
+		var unreached []string
+		for _, d := range pt.defects {
+			if d.NotReached {
+				unreached = append(unreached, d.ID)
+			}
+		}
+		if len(unreached) > 0 {
+			p.printf("- not reached by any probe (nothing ran with it on): %s\n", strings.Join(unreached, ", "))
+		}
 		var opened []string
 		for _, d := range pt.defects {
 			if len(d.EscapedAttacks) > 0 {
@@ -408,8 +417,14 @@ func (m *Mutation) tablesPart(p *printer, parts []mutationPart, i int) {
 		p.printf("\n")
 	}
 	if first {
+		// Since probes are run one by one, Jobs counts probes.
+		unit := yesNo(m.Jobs == 1, "defect", "defects")
+		if m.Run != nil {
+			unit = yesNo(m.Jobs == 1, "probe", "probes")
+		}
 		p.printf("%s (--fail-on %s; %d %s at a time; %.0f s; %s).\n",
-			gateSentence(m, parts), m.FailOn, m.Jobs, yesNo(m.Jobs == 1, "defect", "defects"), float64(m.MS)/1000, m.Identity.who())
+			gateSentence(m, parts), m.FailOn, m.Jobs, unit, float64(m.MS)/1000, m.Identity.who())
+		m.runLines(p)
 	}
 	if len(pt.defects) > 0 {
 		if first {
@@ -438,6 +453,50 @@ func (m *Mutation) tablesPart(p *printer, parts []mutationPart, i int) {
 	}
 }
 
+// runLines says how the run was made (selection, repeats, shard) and
+// lists its flaky probes and the masking it found.
+func (m *Mutation) runLines(p *printer) {
+	r := m.Run
+	if r == nil {
+		return
+	}
+	if r.Selection {
+		p.printf("Selection: the defects ran %d of the %d probe runs they would have without it (each only the probes that reach its planted site in the baseline, which ran %d).\n",
+			r.ProbeRuns, r.ProbeRunsUnselected, r.BaselineProbeRuns)
+	} else {
+		p.printf("No selection (--no-select): the defects ran all %d of their probe runs; the baseline ran %d.\n", r.ProbeRuns, r.BaselineProbeRuns)
+	}
+	if r.Repeat > 1 {
+		p.printf("Every probe ran %d times; %d changed its verdict between repeats.\n", r.Repeat, len(m.Flaky))
+	}
+	if r.Shard != "" {
+		p.printf("This is shard %s of the defects ('sandboxlab mutate merge' combines the shards).\n", r.Shard)
+	}
+	if len(m.Flaky) > 0 {
+		p.printf("\n")
+		p.subheading("Flaky probes")
+		rows := make([][]string, 0, len(m.Flaky))
+		for _, f := range m.Flaky {
+			rows = append(rows, []string{f.Probe, yesNo(f.Defect == "", "(baseline)", f.Defect), strings.Join(f.Verdicts, ", ")})
+		}
+		p.table([]string{"probe", "defect", "verdicts"}, rows)
+	}
+	if len(m.Masking) > 0 {
+		p.printf("\n")
+		p.subheading("Masking")
+		rows := make([][]string, 0, len(m.Masking))
+		for _, k := range m.Masking {
+			probe := k.Probe
+			if k.Plain {
+				probe += " (its own removals undone)"
+			}
+			rows = append(rows, []string{k.Defect, probe, k.Layer})
+		}
+		p.table([]string{"defect", "missed by", "masked by the layer"}, rows)
+		p.printf("With the layer taken away the probe catches the defect, and it still passes on the correct sandbox.\n")
+	}
+}
+
 // gateSentence says whether the gate holds, for every suite of the run,
 // and why not.
 func gateSentence(m *Mutation, parts []mutationPart) string {
@@ -463,7 +522,14 @@ func gateSentence(m *Mutation, parts []mutationPart) string {
 	}
 	switch {
 	case m.Gate != verdict.Pass:
-		return "The gate fails: unexpected results for " + strings.Join(ids, ", ")
+		var why []string
+		if len(ids) > 0 {
+			why = append(why, "unexpected results for "+strings.Join(ids, ", "))
+		}
+		if n := len(m.Flaky); n > 0 {
+			why = append(why, fmt.Sprintf("%d flaky %s", n, yesNo(n == 1, "probe", "probes")))
+		}
+		return "The gate fails: " + strings.Join(why, "; ")
 	case len(ids) == 0:
 		return "The gate holds: every result is predicted or known"
 	case m.Summary.UnexpectedEscapes > 0:

@@ -147,6 +147,13 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 	if err != nil {
 		return nil, err
 	}
+	var mine []mutants.Defect
+	for i, d := range list {
+		if r.Shard.has(i) {
+			mine = append(mine, d)
+		}
+	}
+	list = mine
 	m := &report.Mutation{Identity: r.Identity, Jobs: r.Jobs, Defects: []report.Defect{}}
 	probes := r.Predictions.u.probes(suites)
 	cores := r.Cores

@@ -106,6 +106,14 @@ type fakes struct {
 	results map[string]*WorkerResult
 	reach   map[string][]string
 	hang    []string // defects whose probes hang
+	// flaky lists probes whose verdict flips on every other run.
+	flaky map[string]bool
+	// variants overrides a check's verdict for a variant of a task, by
+	// "defect|probe|plain|without" (plain as true or false); layers and
+	// tookAway are what the baseline reports of every check.
+	variants         map[string]bool
+	layers, tookAway map[string][]string
+	runs             map[string]int
 
 	mu    sync.Mutex
 	asked map[string][]string // defect -> the probes run with it on
@@ -138,6 +146,7 @@ func (f *fakes) probeResult(t *testing.T, task Task) ProbeResult {
 	w, ok := f.results[task.Defect]
 	assert.Assert(t, ok, "no canned run for %q", task.Defect)
 	var res ProbeResult
+	res.Layers, res.TookAway = f.layers[task.Probe], f.tookAway[task.Probe]
 	if c, err := verdict.ParseCell(task.Probe); err == nil {
 		l, _ := c.Level()
 		cell, ok := w.Attacks.Cell(c.Attack, l)
@@ -150,6 +159,25 @@ func (f *fakes) probeResult(t *testing.T, task Task) ProbeResult {
 			}
 		}
 		assert.Assert(t, res.Check != nil, "no check %s", task.Probe)
+		if passed, ok := f.variants[fmt.Sprintf("%s|%s|%v|%s", task.Defect, task.Probe, task.Plain, task.Without)]; ok {
+			c := *res.Check
+			c.Passed = passed
+			res.Check = &c
+		}
+	}
+	if f.flaky[task.Probe] && task.Defect == "" {
+		f.mu.Lock()
+		if f.runs == nil {
+			f.runs = map[string]int{}
+		}
+		f.runs[task.Probe]++
+		odd := f.runs[task.Probe]%2 == 0
+		f.mu.Unlock()
+		if odd && res.Check != nil {
+			c := *res.Check
+			c.Passed = !c.Passed
+			res.Check = &c
+		}
 	}
 	if task.Cover {
 		for _, d := range universe2.Defects {

@@ -1,0 +1,190 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"sandboxlab/mutants"
+	"sandboxlab/report"
+	"sandboxlab/report/verdict"
+)
+
+// courseResults are canned runs: every course defect fails wall_timeout,
+// as predicted.
+func courseResults() map[string]*WorkerResult {
+	results := map[string]*WorkerResult{"": result(nil)}
+	for _, d := range courseDefects() {
+		results[string(d.ID)] = result([]string{"wall_timeout"})
+	}
+	return results
+}
+
+func runFakes(t *testing.T, f *fakes, r *Runner) *report.Mutation {
+	t.Helper()
+	r.Worker = f.worker(t)
+	if r.Predictions == nil {
+		r.Predictions = predictions(t, nil)
+	}
+	r.Jobs, r.Timeout, r.FailOn = 4, 5*time.Second, verdict.FailOnEscape
+	m, err := r.Run(context.Background())
+	assert.NilError(t, err)
+	return m
+}
+
+// TestSelection: a defect runs only the probes that reach its site and
+// keeps the baseline's verdict for the others; one that nothing reaches
+// runs nothing and is reported not reached.
+func TestSelection(t *testing.T) {
+	results := courseResults()
+	// no_sweep breaks file_links too, but nothing it reaches shows it:
+	// selection takes the baseline's verdict there, as it must.
+	results[string(mutants.NoSweep)] = result([]string{"wall_timeout", "file_links"})
+	f := &fakes{results: results, reach: map[string][]string{
+		string(mutants.NoSweep):     {"wall_timeout", "runaway_loop@L2"},
+		string(mutants.CapsKept):    {},
+		string(mutants.NoNetNS):     {"wall_timeout"},
+		string(mutants.FailOpen):    {"wall_timeout", "timeout_flag", "file_links"},
+		string(mutants.NoPIDNS):     {"wall_timeout"},
+		string(mutants.NoMountHide): {"wall_timeout"},
+	}}
+	only := []string{string(mutants.FailOpen), string(mutants.NoSweep), string(mutants.NoNetNS), string(mutants.CapsKept)}
+	m := runFakes(t, f, &Runner{Only: only})
+	d := defects(m)
+	assert.Check(t, is.DeepEqual(d[string(mutants.NoSweep)].FailedChecks, []string{"wall_timeout"}))
+	assert.Check(t, is.DeepEqual(d[string(mutants.NoSweep)].Reached, []string{"wall_timeout", "runaway_loop@L2"}))
+	assert.Check(t, is.Equal(d[string(mutants.NoSweep)].Probes, 2))
+	assert.Check(t, is.DeepEqual(f.asked[string(mutants.NoSweep)], []string{"wall_timeout", "runaway_loop@L2"}), "only the reached probes ran")
+	caps := d[string(mutants.CapsKept)]
+	assert.Check(t, caps.NotReached)
+	assert.Check(t, is.Equal(caps.Outcome, verdict.Escaped))
+	assert.Check(t, is.Len(f.asked[string(mutants.CapsKept)], 0), "nothing ran")
+	assert.Check(t, is.Equal(m.Run.ProbeRuns, 3+2+1))
+	assert.Check(t, is.Equal(m.Run.ProbeRunsUnselected, 4*15))
+	assert.Check(t, is.Len(m.Run.Coverage, 15))
+
+	// Without selection every probe runs, and no_sweep's file_links shows.
+	f = &fakes{results: results, reach: f.reach}
+	all := runFakes(t, f, &Runner{Only: only, NoSelect: true})
+	assert.Check(t, is.DeepEqual(defects(all)[string(mutants.NoSweep)].FailedChecks, []string{"wall_timeout", "file_links"}))
+	assert.Check(t, is.Len(f.asked[string(mutants.CapsKept)], 15))
+}
+
+func defects(m *report.Mutation) map[string]report.Defect {
+	out := map[string]report.Defect{}
+	for _, d := range m.Defects {
+		out[d.ID] = d
+	}
+	return out
+}
+
+// TestShardsMerge: the shards of a run, merged, are the unsharded run,
+// timings aside; shards of other runs are refused.
+func TestShardsMerge(t *testing.T) {
+	results := courseResults()
+	results[string(mutants.CapsKept)] = result(nil) // an unexpected escape
+	results[string(mutants.NoNetNS)] = result([]string{"wall_timeout"}, "file_api_symlink@L4")
+	only := []string{string(mutants.FailOpen), string(mutants.TimeoutHidden), string(mutants.CapsKept), string(mutants.NoNetNS), string(mutants.NoSweep)}
+	run := func(shard Shard) *report.Mutation {
+		m := runFakes(t, &fakes{results: results}, &Runner{Only: only, Shard: shard, Build: "b1", PredictionsDigest: "p1"})
+		b, err := json.Marshal(m)
+		assert.NilError(t, err)
+		var back report.Mutation
+		assert.NilError(t, json.Unmarshal(b, &back))
+		return &back
+	}
+	whole := run(Shard{})
+	var shards []*report.Mutation
+	for k := 3; k >= 1; k-- { // any order
+		s := run(Shard{K: k, N: 3})
+		assert.Check(t, len(s.Defects) < len(only))
+		shards = append(shards, s)
+	}
+	merged, err := Merge(shards, verdict.FailOnEscape)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(untimed(merged), untimed(whole)))
+	assert.Check(t, is.Equal(ExitCode(merged), 2))
+
+	_, err = Merge(shards[:2], verdict.FailOnEscape)
+	assert.Check(t, is.ErrorContains(err, "missing shards: 1/3"))
+	other := run(Shard{K: 1, N: 3})
+	other.Run.Build = "b2"
+	_, err = Merge([]*report.Mutation{shards[0], shards[1], other}, verdict.FailOnEscape)
+	assert.Check(t, is.ErrorContains(err, "another build"))
+	_, err = Merge([]*report.Mutation{shards[0], shards[0], shards[1]}, verdict.FailOnEscape)
+	assert.Check(t, is.ErrorContains(err, "given twice"))
+	_, err = Merge([]*report.Mutation{whole}, verdict.FailOnEscape)
+	assert.Check(t, is.ErrorContains(err, "not a shard"))
+}
+
+// untimed is m with every time zeroed, for comparing runs.
+func untimed(m *report.Mutation) *report.Mutation {
+	c := *m
+	c.MS, c.Baseline.MS = 0, 0
+	run := *c.Run
+	run.Coverage = slices.Clone(run.Coverage)
+	for i := range run.Coverage {
+		run.Coverage[i].WallMS, run.Coverage[i].CPUMS = 0, 0
+	}
+	c.Run = &run
+	c.Defects = slices.Clone(c.Defects)
+	for i := range c.Defects {
+		c.Defects[i].MS = 0
+	}
+	return &c
+}
+
+// TestFlakyProbe: a probe whose verdict changes between repeats is
+// reported, with its verdicts, and fails the gate with its own code.
+func TestFlakyProbe(t *testing.T) {
+	f := &fakes{results: courseResults(), flaky: map[string]bool{"timeout_flag": true}}
+	m := runFakes(t, f, &Runner{Only: []string{string(mutants.FailOpen)}, Repeat: 3})
+	assert.Assert(t, is.Len(m.Flaky, 1))
+	got := m.Flaky[0]
+	assert.Check(t, is.Equal(got.Probe, "timeout_flag"))
+	assert.Check(t, is.Equal(got.Defect, ""))
+	assert.Check(t, is.Len(got.Verdicts, 3))
+	assert.Check(t, slices.Contains(got.Verdicts, "pass") && slices.Contains(got.Verdicts, "fail"), "%v", got.Verdicts)
+	assert.Check(t, is.Equal(m.Gate, verdict.Fail))
+	assert.Check(t, is.Equal(ExitCode(m), verdict.ExitFlaky))
+	assert.Check(t, is.Equal(m.Run.BaselineProbeRuns, 3*15))
+
+	f = &fakes{results: courseResults()}
+	m = runFakes(t, f, &Runner{Only: []string{string(mutants.FailOpen)}, Repeat: 3})
+	assert.Check(t, is.Len(m.Flaky, 0))
+	assert.Check(t, is.Equal(ExitCode(m), 0))
+}
+
+// TestMasking: the search finds the layer a check takes away on purpose
+// by running the check plain, and only layers whose removal leaves the
+// check passing on the correct sandbox.
+func TestMasking(t *testing.T) {
+	layers := []string{"wall_clock", "cpu_limit", "tree_kill"}
+	f := &fakes{results: courseResults(),
+		layers:   map[string][]string{"wall_timeout": layers, "timeout_flag": layers, "file_links": {"scrub_env"}},
+		tookAway: map[string][]string{"wall_timeout": {"cpu_limit"}},
+		variants: map[string]bool{
+			// Plain, wall_timeout misses no_sweep; taking the CPU limit
+			// (or the wall clock) away again reveals it.
+			"no_sweep|wall_timeout|true|":           true,
+			"no_sweep|wall_timeout|true|tree_kill":  true,
+			"no_sweep|wall_timeout|true|cpu_limit":  false,
+			"no_sweep|wall_timeout|true|wall_clock": false,
+			// ...but without the wall clock it fails on the correct
+			// sandbox too: no mask.
+			"|wall_timeout|true|wall_clock": false,
+		}}
+	m := runFakes(t, f, &Runner{Only: []string{string(mutants.NoSweep), string(mutants.FailOpen)}, Masking: true})
+	var found []report.Mask
+	for _, k := range m.Masking {
+		if k.Defect == string(mutants.NoSweep) {
+			found = append(found, k)
+		}
+	}
+	assert.Check(t, is.DeepEqual(found, []report.Mask{{Defect: "no_sweep", Probe: "wall_timeout", Plain: true, Layer: "cpu_limit"}}))
+}
