@@ -57,23 +57,33 @@ type Seen struct {
 func StartDestination(port int, echo bool) (*Destination, error) {
 	var errs []error
 	for range 20 {
-		addr := randomLoopback()
-		ln, err := net.Listen("tcp4", netip.AddrPortFrom(addr, uint16(port)).String())
+		d, err := startDestination(netip.AddrPortFrom(randomLoopback(), uint16(port)), echo)
 		if errors.Is(err, syscall.EADDRINUSE) {
 			errs = append(errs, err)
 			continue // that address has the port taken; try another
 		}
-		if err != nil {
-			return nil, fmt.Errorf("starting a destination: %w", err)
-		}
-		d := &Destination{addr: ln.Addr().(*net.TCPAddr).AddrPort(), echo: echo, token: randomToken()}
-		d.ln = &countingListener{Listener: ln, d: d}
-		d.srv = &http.Server{Handler: http.HandlerFunc(d.serve), ErrorLog: log.New(io.Discard, "", 0),
-			ReadHeaderTimeout: 5 * time.Second}
-		go d.srv.Serve(d.ln)
-		return d, nil
+		return d, err
 	}
 	return nil, fmt.Errorf("starting a destination on port %d: every address tried has it taken: %w", port, errors.Join(errs...))
+}
+
+// StartDestinationOn starts a destination on addr, the address of
+// another one, at a random port: one host, two services.
+func StartDestinationOn(addr netip.Addr, echo bool) (*Destination, error) {
+	return startDestination(netip.AddrPortFrom(addr, 0), echo)
+}
+
+func startDestination(at netip.AddrPort, echo bool) (*Destination, error) {
+	ln, err := net.Listen("tcp4", at.String())
+	if err != nil {
+		return nil, fmt.Errorf("starting a destination: %w", err)
+	}
+	d := &Destination{addr: ln.Addr().(*net.TCPAddr).AddrPort(), echo: echo, token: randomToken()}
+	d.ln = &countingListener{Listener: ln, d: d}
+	d.srv = &http.Server{Handler: http.HandlerFunc(d.serve), ErrorLog: log.New(io.Discard, "", 0),
+		ReadHeaderTimeout: 5 * time.Second}
+	go d.srv.Serve(d.ln)
+	return d, nil
 }
 
 // randomLoopback returns an address of 127.0.0.0/8 from 127.0.0.2 to
