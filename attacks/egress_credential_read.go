@@ -44,8 +44,10 @@ func (x *egressCredentialRead) setup(e *env) error {
 	return nil
 }
 
-func (x *egressCredentialRead) apiDest() string  { return fmt.Sprintf("api.corp.test:%d", x.api.Port()) }
-func (x *egressCredentialRead) echoDest() string { return fmt.Sprintf("echo.corp.test:%d", x.echo.Port()) }
+func (x *egressCredentialRead) apiDest() string { return fmt.Sprintf("api.corp.test:%d", x.api.Port()) }
+func (x *egressCredentialRead) echoDest() string {
+	return fmt.Sprintf("echo.corp.test:%d", x.echo.Port())
+}
 
 func (x *egressCredentialRead) args(e *env) []string {
 	args := []string{x.apiDest(), x.echoDest()}
