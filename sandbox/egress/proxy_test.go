@@ -19,7 +19,7 @@ import (
 )
 
 // destination starts a loopback destination, stopped after the test.
-func destination(t *testing.T, port int, echo bool) *evidence.Destination {
+func destination(t testing.TB, port int, echo bool) *evidence.Destination {
 	t.Helper()
 	d, err := evidence.StartDestination(port, echo)
 	assert.NilError(t, err)
@@ -29,7 +29,7 @@ func destination(t *testing.T, port int, echo bool) *evidence.Destination {
 
 // startProxy serves a proxy for cfg on a loopback port of the host and
 // returns it with its address; it is closed after the test.
-func startProxy(t *testing.T, cfg Config) (*Proxy, string) {
+func startProxy(t testing.TB, cfg Config) (*Proxy, string) {
 	t.Helper()
 	p, err := New(cfg)
 	assert.NilError(t, err)
