@@ -76,8 +76,14 @@ func (e *egressRelay) started() {
 	go func() {
 		defer close(e.served)
 		ln, err := receiveListener(e.host)
-		if err != nil {
-			return // the init failed before: it reports why on its own pipe
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+			return // the init failed before handing it over, and says why on its own pipe
+		case err != nil:
+			// The program runs with a proxy nobody serves: nothing gets
+			// out, and the log says why.
+			e.proxy.Note("the proxy's listener never arrived: " + err.Error())
+			return
 		}
 		e.proxy.Serve(ln)
 	}()

@@ -323,6 +323,12 @@ func (p *Proxy) record(r Request) {
 	}
 }
 
+// Note logs something the proxy itself has to say about the run, as a
+// refused request without a destination (why it cannot serve, say).
+func (p *Proxy) Note(why string) {
+	p.record(Request{Time: time.Now(), Rule: why})
+}
+
 // Requests returns the log, in the order the requests arrived.
 func (p *Proxy) Requests() []Request {
 	p.mu.Lock()

@@ -3,12 +3,14 @@ package egress
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -314,4 +316,41 @@ func TestInternalAddresses(t *testing.T) {
 		assert.NilError(t, err)
 		assert.Check(t, !internal(a.Addr), s)
 	}
+}
+
+// TestConnectionCap: past maxConns connections at once, a new one is
+// closed and logged, and the ones served go on.
+func TestConnectionCap(t *testing.T) {
+	p, addr := startProxy(t, Config{Allow: []string{"a.test:80"}})
+	var held []net.Conn
+	for range maxConns {
+		c, err := net.Dial("tcp", addr)
+		assert.NilError(t, err)
+		held = append(held, c)
+	}
+	poll := func() int {
+		for range 500 {
+			p.mu.Lock()
+			n := p.active
+			p.mu.Unlock()
+			if n == maxConns {
+				return n
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return -1
+	}
+	assert.Assert(t, is.Equal(poll(), maxConns))
+	extra, err := net.Dial("tcp", addr)
+	assert.NilError(t, err)
+	extra.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = extra.Read(make([]byte, 1))
+	assert.Check(t, err == io.EOF || errors.Is(err, syscall.ECONNRESET), "the connection past the cap was not closed: %v", err)
+	for _, c := range held {
+		c.Close()
+	}
+	p.Close()
+	log := p.Requests()
+	assert.Assert(t, is.Len(log, 1))
+	assert.Check(t, is.Contains(log[0].Rule, "connections at once"))
 }

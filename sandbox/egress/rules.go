@@ -241,18 +241,6 @@ func (r *Rules) Decide(t Target) Decision {
 	return Decision{Rule: NoRule}
 }
 
-// Admits reports whether some allow rule admits t, whatever the deny
-// list says (for checking that a credential's destination can be
-// reached at all).
-func (r *Rules) Admits(t Target) bool {
-	for _, p := range r.allow {
-		if p.matches(t) {
-			return true
-		}
-	}
-	return false
-}
-
 // exactNames returns the allow rules that name one host (no wildcard,
 // no address) and admit port: the rules whose addresses a lookup can
 // tell.
