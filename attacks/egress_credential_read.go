@@ -44,7 +44,12 @@ func (x *egressCredentialRead) setup(e *env) error {
 	return nil
 }
 
-func (x *egressCredentialRead) apiDest() string { return fmt.Sprintf("api.corp.test:%d", x.api.Port()) }
+// apiDest is the credential's destination.
+func (x *egressCredentialRead) apiDest() string {
+	return fmt.Sprintf("api.corp.test:%d", x.api.Port())
+}
+
+// echoDest is the other allowed destination, which answers with what it got.
 func (x *egressCredentialRead) echoDest() string {
 	return fmt.Sprintf("echo.corp.test:%d", x.echo.Port())
 }
