@@ -52,6 +52,8 @@ var hardeningRows = []string{
 	"leave_host_state", "read_other_session", "host_socket", "steal_keyring",
 	// L6, hardened.
 	"kernel_surface", "compat_syscall", "write_outside", "memory_fanout",
+	// Network by allowlist, through the egress proxy.
+	"egress_lookalike", "egress_smuggle", "egress_credential_read",
 }
 
 // rowSuite returns the suite whose row order lists id, and false when

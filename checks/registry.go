@@ -19,6 +19,12 @@ var hardening = []*Check{
 	landlockFS,
 	hardProcessCap,
 	realMemoryLimit,
+	// Network by allowlist, through the egress proxy.
+	egressAllowed,
+	egressUnlistedRefused,
+	egressDenyWins,
+	egressDirectFails,
+	egressCredential,
 }
 
 // inSuite gives each check of list the suite s.

@@ -59,6 +59,14 @@ const (
 	LandlockWideWrite     ID = "landlock_wide_write"
 	PidsMonitorOnly       ID = "pids_monitor_only"
 	OOMFromText           ID = "oom_from_text"
+
+	// Beyond the course: network by allowlist, through the egress proxy.
+	EgressSuffixMatch          ID = "egress_suffix_match"
+	EgressPortIgnored          ID = "egress_port_ignored"
+	EgressDenyIgnored          ID = "egress_deny_ignored"
+	EgressCredentialEverywhere ID = "egress_credential_everywhere"
+	EgressIPByAddress          ID = "egress_ip_by_address"
+	EgressDecideOnce           ID = "egress_decide_once"
 )
 
 // Defect describes one planted defect.
@@ -92,6 +100,12 @@ var hardening = []Defect{
 	{LandlockWideWrite, "Landlock grants write beneath / instead of the session and its private directories", "sandbox/hardened.go", verdict.Hardening},
 	{PidsMonitorOnly, "the run's control group has no pids.max: the process cap is the polling monitor only", "sandbox/hardened.go", verdict.Hardening},
 	{OOMFromText, "the OOM flag and the memory stop come from the error text, not the kernel's count of OOM kills", "sandbox/run.go", verdict.Hardening},
+	{EgressSuffixMatch, "the egress proxy matches a rule's name as a string suffix, so evilexample.com passes for *.example.com", "sandbox/egress/rules.go", verdict.Hardening},
+	{EgressPortIgnored, "the egress proxy ignores a rule's port: an allowed host is reachable on every port", "sandbox/egress/rules.go", verdict.Hardening},
+	{EgressDenyIgnored, "the egress proxy never reads the deny list", "sandbox/egress/rules.go", verdict.Hardening},
+	{EgressCredentialEverywhere, "the egress proxy adds the credential to requests for every destination, not only its own", "sandbox/egress/proxy.go", verdict.Hardening},
+	{EgressIPByAddress, "the egress proxy lets a request for an IP address through when an allowed name resolves to it, ignoring the name", "sandbox/egress/proxy.go", verdict.Hardening},
+	{EgressDecideOnce, "the egress proxy decides a keep-alive connection at its first request and lets the later ones through", "sandbox/egress/proxy.go", verdict.Hardening},
 }
 
 // planted is a defect without its suite: the list it is in gives it.

@@ -12,7 +12,10 @@
 //
 // From L1 up the program is started through this binary re-executed as an
 // in-namespace init (see package reexec), which mounts, drops privileges,
-// sets limits and execs the program. A program that embeds the sandbox
+// sets limits and execs the program. From L4 up a policy may name
+// destinations (Network.Allow): the program then reaches them, and only
+// them, through the egress proxy (package egress), which runs in the
+// calling process and logs every request into the Result. A program that embeds the sandbox
 // calls reexec.Init first thing in main. When the isolation a policy asks
 // for cannot be had, Run returns ErrUnavailable and runs nothing.
 //

@@ -69,6 +69,9 @@ type initConfig struct {
 	DropCaps bool `json:"drop_caps,omitempty"`
 	// Rlimits are set last, just before exec.
 	Rlimits []rlimit `json:"rlimits,omitempty"`
+	// Egress opens the program's way to the egress proxy (see
+	// egressRelay); nil: none.
+	Egress *egressInit `json:"egress,omitempty"`
 }
 
 func init() { reexec.Register(initArg0, initMain) }
@@ -110,6 +113,13 @@ func runInit(config string, argv []string) error {
 	}
 	if cfg.CgroupGate {
 		if err := awaitCgroup(); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	// Loopback and the proxy's port need CAP_NET_ADMIN and a bind that
+	// Landlock would refuse: before both are gone.
+	if cfg.Egress != nil {
+		if err := cfg.Egress.open(); err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/egress"
 )
 
 // Policy says which layers of isolation a run gets. Each field is one
@@ -107,11 +108,77 @@ type Processes struct {
 	Interval time.Duration
 }
 
-// Network is the L4 layer.
+// Network is the L4 layer, and the destinations it may let through.
+//
+// With Allow empty the program has no network at all. With Allow set, its
+// only way out is the egress proxy (package egress), which runs in the
+// process calling Run and decides and logs every request (Result.Network):
+// the init brings loopback up in the program's network namespace and binds
+// EgressProxy there, hands that listener to the host and execs the program
+// with HTTP_PROXY and HTTPS_PROXY (and their lower-case forms) naming it.
+// Every other connection still fails: the namespace has nothing but
+// loopback, and at L6 Landlock allows TCP connect to the proxy's port
+// alone.
 type Network struct {
 	// Isolate gives the program a network namespace with no interface up,
 	// not even loopback: connect fails at once with ENETUNREACH.
 	Isolate bool
+	// Allow lists the destinations the program may reach through the
+	// proxy, as host:port patterns: an exact name, "*." and a name for
+	// its subdomains only (label by label: "*.example.com" admits
+	// "api.example.com", never "example.com" or "evilexample.com"), or
+	// an IP address, which matches only that address, never a name that
+	// resolves to it; the port is a number or "*". It needs Isolate.
+	Allow []string
+	// Deny lists patterns of the same form that are refused even when
+	// Allow admits them: a deny wins.
+	Deny []string
+	// Credentials are headers the proxy adds to the program's plain-HTTP
+	// requests for one destination each (an API key, say), and to no
+	// others. The program never holds them: they are not in its
+	// environment, files or arguments. They need Workspace.ScrubEnv, so
+	// that the caller's environment, which may hold them, stays out. A
+	// CONNECT tunnel (HTTPS) is not inspected and cannot carry one.
+	Credentials []Credential
+	// Resolve maps names to the addresses the proxy connects to for them,
+	// before DNS is asked: tests and local set-ups point allowed names at
+	// loopback servers. DNS answers inside the host's own networks
+	// (loopback, private, link-local) are refused; the map is the way to
+	// allow those.
+	Resolve map[string]string
+}
+
+// Credential is a header the egress proxy adds for one destination.
+// Its String, GoString and MarshalJSON leave the value out.
+type Credential = egress.Credential
+
+// EgressProxy is where the program finds the egress proxy when
+// Network.Allow is set: this address in its own network namespace.
+const EgressProxy = "127.0.0.1:3128"
+
+// egressPort is EgressProxy's port.
+const egressPort = 3128
+
+// egress reports whether the program's requests go through the proxy.
+func (n Network) egress() bool { return n.Isolate && len(n.Allow) > 0 }
+
+// egressConfig is the proxy's configuration.
+func (n Network) egressConfig() egress.Config {
+	return egress.Config{Allow: n.Allow, Deny: n.Deny, Credentials: n.Credentials, Resolve: n.Resolve}
+}
+
+// validate reports what is wrong with the network layer's destinations.
+func (n Network) validate(w Workspace) error {
+	if len(n.Allow) == 0 && len(n.Deny) == 0 && len(n.Credentials) == 0 && len(n.Resolve) == 0 {
+		return nil
+	}
+	if !n.Isolate {
+		return errors.New("an allowlist needs the network namespace (Network.Isolate): without it the program has the host's network and the proxy decides nothing")
+	}
+	if len(n.Credentials) > 0 && !w.ScrubEnv {
+		return errors.New("credentials need a scrubbed environment (Workspace.ScrubEnv): the caller's environment may hold them")
+	}
+	return egress.CheckConfig(n.egressConfig())
 }
 
 // Filesystem is the L5 layer: what the program can see and leave behind
@@ -306,6 +373,9 @@ func (p Policy) Validate() error {
 		return bad("CPU weight %d: want 1 to 10000 (0: none)", p.Hardened.Cgroup.CPUWeight)
 	case (p.Hardened.SyscallFilter || p.Hardened.Landlock) && !p.Filesystem.DropCapabilities && !p.Hardened.NoNewPrivs:
 		return bad("a system-call filter and Landlock need no_new_privs (NoNewPrivs or DropCapabilities)")
+	}
+	if err := p.Network.validate(p.Workspace); err != nil {
+		return bad("network: %v", err)
 	}
 	for _, h := range p.Filesystem.Hide {
 		if !filepath.IsAbs(h) || filepath.Clean(h) == "/" {

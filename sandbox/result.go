@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os/exec"
 	"time"
+
+	"sandboxlab/sandbox/egress"
 )
 
 // Reason says why a run ended. A stopped run never looks like a finished one.
@@ -77,6 +79,13 @@ type Result struct {
 	ForksRefused int
 	// LandlockABI is the Landlock ABI in force for the run (0: none).
 	LandlockABI int
+
+	// Network is the egress proxy's log of the run's requests, in the
+	// order they came (nil when the policy allows no destination): each
+	// decided, with its rule and the bytes each way. NetworkDropped counts
+	// the requests past the log's limit.
+	Network        []egress.Request
+	NetworkDropped int
 }
 
 // FileInfo is one entry of the session directory.
@@ -123,6 +132,9 @@ type resultJSON struct {
 	PidsPeak        int        `json:"pids_peak,omitempty"`
 	ForksRefused    int        `json:"forks_refused,omitempty"`
 	LandlockABI     int        `json:"landlock_abi,omitempty"`
+	// Network is present, even empty, whenever the run had the proxy.
+	Network        *[]egress.Request `json:"network,omitempty"`
+	NetworkDropped int               `json:"network_dropped,omitempty"`
 }
 
 // MarshalJSON encodes r with snake_case keys and times in milliseconds.
@@ -130,6 +142,10 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	files := r.Files
 	if files == nil {
 		files = []FileInfo{}
+	}
+	var network *[]egress.Request
+	if r.Network != nil {
+		network = &r.Network
 	}
 	return json.Marshal(resultJSON{
 		Level: r.Level, Reason: r.Reason, Message: r.Message, ExitCode: r.ExitCode, Signal: r.Signal,
@@ -139,5 +155,6 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		WallMS: r.Wall.Milliseconds(), CPUMS: r.CPU.Milliseconds(),
 		Files: files, FilesTruncated: r.FilesTruncated,
 		MemoryPeak: r.MemoryPeak, PidsPeak: r.PidsPeak, ForksRefused: r.ForksRefused, LandlockABI: r.LandlockABI,
+		Network: network, NetworkDropped: r.NetworkDropped,
 	})
 }

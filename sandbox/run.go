@@ -17,6 +17,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/sandbox/cgroup"
+	"sandboxlab/sandbox/egress"
 	"sandboxlab/sandbox/landlock"
 )
 
@@ -81,12 +82,20 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if rg != nil {
 		cu.Add(rg.discard)
 	}
-	cmd, started, err := start(p, c, cwd, dir, ps, rg)
+	eg, err := newEgress(p)
+	if err != nil {
+		return nil, err
+	}
+	if eg != nil {
+		cu.Add(eg.discard)
+	}
+	cmd, started, err := start(p, c, cwd, dir, ps, rg, eg)
 	if err != nil {
 		return nil, err
 	}
 	cu.Release() // supervise closes the parent's ends and removes the group
 	o := supervise(ctx, p, cmd, ps, rg, started)
+	o.network, o.networkDropped = eg.finish() // the program is gone: so is its way out
 	res, err := newResult(p, c, o)
 	if err == nil && o.stoppedBy == ReasonSignal {
 		return res, ctx.Err() // the caller cancelled the run
@@ -112,10 +121,11 @@ func checkCommand(p Policy, c Command, dir string) (string, error) {
 }
 
 // start builds the command and starts it (in rg, when the policy asks
-// for a control group), and returns when it started. The child's ends of
-// ps are closed right after, whatever the outcome.
-func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup) (*exec.Cmd, time.Time, error) {
-	cmd, err := buildCmd(p, c, cwd, dir, ps, rg)
+// for a control group; with eg's way to the egress proxy, when it asks
+// for one), and returns when it started. The child's ends of ps are
+// closed right after, whatever the outcome.
+func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *egressRelay) (*exec.Cmd, time.Time, error) {
+	cmd, err := buildCmd(p, c, cwd, dir, ps, rg, eg)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -131,6 +141,7 @@ func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup) (*exec
 	if err != nil {
 		return nil, time.Time{}, startError(p, c, err)
 	}
+	eg.started()
 	if rg != nil {
 		rg.release(cmd.Process.Pid)
 	}
@@ -161,6 +172,10 @@ type outcome struct {
 	// the init could not join the group.
 	group    *cgroup.Stats
 	groupErr error
+	// network is the egress proxy's log (nil without one), and
+	// networkDropped the requests past its limit.
+	network        []egress.Request
+	networkDropped int
 }
 
 // supervise reads the program's output, enforces the limits the
@@ -240,6 +255,7 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	}
 	res.Reason = classify(p, o.stoppedBy, ws, res)
 	res.TimedOut = o.stoppedBy == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
+	res.Network, res.NetworkDropped = o.network, o.networkDropped
 	return res, nil
 }
 
@@ -312,8 +328,9 @@ func environment(p Policy, c Command, dir string) []string {
 // buildCmd prepares the command: the program itself at L0, else this
 // binary re-executed as the init, which sets limits, mounts and privileges
 // up and then execs the program, reporting a failure on ps's init pipe.
-// With rg, the program starts in the run's control group.
-func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup) (*exec.Cmd, error) {
+// With rg, the program starts in the run's control group; with eg, the
+// init opens its way to the egress proxy.
+func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *egressRelay) (*exec.Cmd, error) {
 	l := hostLaunch(p)
 	if p.userNS() {
 		l.addNamespaces(p, c, dir)
@@ -321,7 +338,12 @@ func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup) (*e
 	if rg != nil {
 		l.group = rg
 	}
-	return l.command(c, environment(p, c, dir), cwd, ps)
+	env := environment(p, c, dir)
+	if eg != nil && l.ownNetwork() {
+		l.egress = eg
+		env = append(env, proxyEnv()...)
+	}
+	return l.command(c, env, cwd, ps)
 }
 
 // startBare is the fail_open defect's fallback: it warns that the
@@ -339,10 +361,14 @@ func startBare(p Policy, c Command, cwd, dir string, ps *pipes, nsErr error) (*e
 // launch is how the program is started: its process attributes, and what
 // the init sets up before it execs the program.
 type launch struct {
-	attr  *syscall.SysProcAttr
-	cfg   initConfig
-	group *runGroup // the run's control group, or nil
+	attr   *syscall.SysProcAttr
+	cfg    initConfig
+	group  *runGroup    // the run's control group, or nil
+	egress *egressRelay // the way to the egress proxy, or nil
 }
+
+// ownNetwork reports whether the program gets a network namespace.
+func (l launch) ownNetwork() bool { return l.attr.Cloneflags&syscall.CLONE_NEWNET != 0 }
 
 // hostLaunch is the launch without namespaces: resource limits, a session
 // of its own and, when the caller is host root, an unprivileged identity.
@@ -384,6 +410,11 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	l.cfg.DropCaps = p.Filesystem.DropCapabilities
 	if p.Hardened.Landlock {
 		r := landlockRules(p, c, dir)
+		if p.Network.egress() && l.ownNetwork() {
+			// Landlock opens a port on every address; in the program's
+			// namespace, only the proxy's listener holds this one.
+			r.ConnectTCP = []uint16{egressPort}
+		}
 		l.cfg.Landlock, l.cfg.LandlockABI = &r, p.Hardened.LandlockABI
 	}
 	l.cfg.SyscallFilter = p.Hardened.SyscallFilter
@@ -416,6 +447,11 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 		if err := l.group.attach(cmd, &l.cfg); err != nil {
 			return nil, err
 		}
+	}
+	if l.egress != nil {
+		// After the init's error pipe (fd 3) and the files before it.
+		l.cfg.Egress = &egressInit{FD: initErrFD + 1 + len(cmd.ExtraFiles), Port: egressPort}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, l.egress.child)
 	}
 	if !l.needsInit() {
 		return cmd, nil

@@ -155,3 +155,45 @@ func unexpectedLines(m *report.Mutation) string {
 	}
 	return b.String()
 }
+
+// TestMutateSelectionIsSound: on a subset, the run that selects probes by
+// coverage gives every defect the verdict of the run that runs them all:
+// the same outcome, failed checks and attack escapes, from fewer probe
+// runs.
+func TestMutateSelectionIsSound(t *testing.T) {
+	skip.If(t, testing.Short(), "two mutation runs of a subset (about a minute): run without -short, as make test does")
+	only := "run_shared,ipc_shared,keyring_inherited,no_seccomp,pids_monitor_only,egress_deny_ignored"
+	mutation := func(extra ...string) report.Mutation {
+		res := run(t, nil, append([]string{"mutate", "--suite", "hardening", "--only", only, "--format", "json"}, extra...)...)
+		res.Assert(t, icmd.Success)
+		var m report.Mutation
+		assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))
+		return m
+	}
+	sel, all := mutation(), mutation("--no-select")
+	assert.Assert(t, sel.Run != nil && all.Run != nil)
+	assert.Check(t, sel.Run.Selection && !all.Run.Selection)
+	assert.Check(t, sel.Run.ProbeRuns < all.Run.ProbeRuns, "selection ran %d probe runs, all of them %d", sel.Run.ProbeRuns, all.Run.ProbeRuns)
+	t.Logf("probe runs: %d selected, %d without selection", sel.Run.ProbeRuns, all.Run.ProbeRuns)
+	assert.Assert(t, is.Len(sel.Defects, len(all.Defects)))
+	for i, d := range sel.Defects {
+		o := all.Defects[i]
+		assert.Check(t, is.Equal(d.ID, o.ID))
+		assert.Check(t, is.Equal(d.Outcome, o.Outcome), d.ID)
+		assert.Check(t, is.DeepEqual(d.FailedChecks, o.FailedChecks), d.ID)
+		assert.Check(t, is.DeepEqual(d.EscapedAttacks, o.EscapedAttacks), d.ID)
+	}
+}
+
+// TestMutateMaskingRediscoversTheCourse: told nothing, the masking search
+// finds the course's case: run plain (its CPU-off undone), the tree-kill
+// check misses kill_leader_only, and taking the CPU limit away reveals it.
+func TestMutateMaskingRediscoversTheCourse(t *testing.T) {
+	skip.If(t, testing.Short(), "a mutation run with the masking search (about a minute): run without -short, as make test does")
+	res := run(t, nil, "mutate", "--only", "kill_leader_only", "--masking", "--format", "json")
+	res.Assert(t, icmd.Success)
+	var m report.Mutation
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))
+	assert.Check(t, is.Contains(m.Masking, report.Mask{Defect: "kill_leader_only", Probe: "timeout_kills_tree", Plain: true, Layer: "cpu_limit"}),
+		"masking found: %+v", m.Masking)
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -22,7 +23,7 @@ func init() {
 }
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "[--level N] [--json] [--session DIR] -- CMD [ARGS]",
+	fs := newFlags("run", "[--level N] [--json] [--session DIR] [--allow HOST:PORT]... [--deny HOST:PORT]... [--resolve NAME=ADDR]... [--credential DEST=HEADER:VAR]... -- CMD [ARGS]",
 		"Runs CMD under the level's policy and reports how it ended. Without --json it prints the\n"+
 			"program's output and a status line, and exits with the program's status (128+signal when\n"+
 			"it was killed, 125 when the sandbox refused or failed to run it, 126 when CMD cannot be\n"+
@@ -35,10 +36,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			"stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the program wrote);\n"+
 			"wall_ms, cpu_ms; files (the session directory afterwards: name, size, type) and\n"+
 			"files_truncated; at L6 also memory_peak (bytes), pids_peak and forks_refused as the\n"+
-			"kernel counted them in the run's control group, and landlock_abi.\n\n"+levelHelp, stderr)
+			"kernel counted them in the run's control group, and landlock_abi; with --allow, network\n"+
+			"(the proxy's log: time, method, host, port, allowed, rule, status, sent, received,\n"+
+			"credential, note, error) and network_dropped.\n\n"+networkHelp+"\n\n"+levelHelp, stderr)
 	level := fs.Int("level", 6, "isolation level `N`, 0 (bare) to 6 (hardened; see above)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	sessionDir := fs.String("session", "", "run in the session directory `DIR` made by 'sandboxlab session new' (kept afterwards)")
+	var net networkFlags
+	fs.Var(&net.allow, "allow", "let the program reach `HOST:PORT` through the egress proxy (repeatable; level 4 and up): a name, *.name for its subdomains only, or an IP address; the port a number or *")
+	fs.Var(&net.deny, "deny", "refuse `HOST:PORT` even where --allow admits it (repeatable; a deny wins)")
+	fs.Var(&net.resolve, "resolve", "have the proxy connect to ADDR for the name NAME (`NAME=ADDR`, repeatable), before DNS is asked; DNS answers inside the host's own networks are refused")
+	fs.Var(&net.credential, "credential", "add the header HEADER, whose value is this command's environment variable VAR, to the program's plain-HTTP requests for DEST (`DEST=HEADER:VAR`, repeatable); the program never holds it")
 	defect := defectFlag(fs)
 	if stop, err := parseFlags(fs, args); stop {
 		return err
@@ -52,6 +60,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	policy, err := sandbox.Preset(*level)
 	if err != nil {
 		return usagef("--level: %v", err)
+	}
+	if err := net.apply(&policy.Network); err != nil {
+		return usagef("%v", err)
+	}
+	if err := policy.Validate(); err != nil {
+		return usagef("%v", err)
 	}
 	res, err := runOnce(ctx, policy, *sessionDir, fs.Args())
 	if res == nil {
@@ -74,9 +88,24 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	io.WriteString(stdout, res.Stdout)
 	io.WriteString(stderr, res.Stderr)
+	for _, r := range res.Network {
+		fmt.Fprintln(stderr, "sandboxlab: network:", r)
+	}
+	if res.NetworkDropped > 0 {
+		fmt.Fprintf(stderr, "sandboxlab: network: %d more requests, past the log's limit\n", res.NetworkDropped)
+	}
 	fmt.Fprintln(stderr, statusLine(res))
 	return exit(exitStatus(res))
 }
+
+// networkHelp says what --allow does, for --help.
+const networkHelp = `network by allowlist (--allow, level 4 and up):
+  The program's network namespace gets loopback and the egress proxy at ` + sandbox.EgressProxy + `, which
+  HTTP_PROXY and HTTPS_PROXY name (urllib, curl and most clients use it by themselves). The
+  proxy runs in this process, outside the sandbox: it tunnels CONNECT (HTTPS, not inspected)
+  and forwards plain HTTP, decides each request by the rules (a deny beats an allow),
+  resolves names itself, and logs every request; the log is printed after the program's
+  output, one "sandboxlab: network:" line each. Every other connection fails.`
 
 // levelHelp says what each level adds, for --help.
 const levelHelp = `levels (each adds to the one below):
@@ -85,12 +114,14 @@ const levelHelp = `levels (each adds to the one below):
      output cap, leftovers swept, the whole tree killed on timeout
   2  env and cwd: environment scrubbed, a private 0700 session directory
   3  processes: own PID namespace and /proc, at most 16 processes
-  4  network: no network at all, not even loopback
+  4  network: no network at all, not even loopback (with --allow: the allowed destinations
+     only, through the egress proxy)
   5  filesystem and capabilities: chosen paths hidden; private /tmp, /var/tmp, /dev/shm and
      /run (nothing written there reaches the host; host sockets and other sessions out of
      sight); own IPC and UTS namespaces; a fresh session keyring; no capabilities
   6  hardened (the default): a system-call filter (seccomp-bpf with argument rules);
-     Landlock (read the system, write only the session and private directories, no TCP);
+     Landlock (read the system, write only the session and private directories, no TCP
+     but the egress proxy's port);
      a control group per run (256 MiB of real memory instead of address space, a hard cap of
      16 processes, an equal CPU share). Refused, with the reason, where the machine cannot
      give one of them (control groups need root or a delegated cgroup v2 subtree)`
@@ -178,4 +209,47 @@ func startFailure(err error) int {
 		return verdict.ExitRunNoExec
 	}
 	return verdict.ExitRunRefused
+}
+
+// networkFlags are run's flags for the network allowlist.
+type networkFlags struct {
+	allow, deny, resolve, credential listFlag
+}
+
+// apply puts the flags into n.
+func (f networkFlags) apply(n *sandbox.Network) error {
+	n.Allow, n.Deny = f.allow, f.deny
+	for _, kv := range f.resolve {
+		name, addr, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--resolve %q: want NAME=ADDR", kv)
+		}
+		if n.Resolve == nil {
+			n.Resolve = map[string]string{}
+		}
+		n.Resolve[name] = addr
+	}
+	for _, kv := range f.credential {
+		dest, rest, ok1 := strings.Cut(kv, "=")
+		header, env, ok2 := strings.Cut(rest, ":")
+		if !ok1 || !ok2 || env == "" {
+			return fmt.Errorf("--credential %q: want DEST=HEADER:VAR, VAR naming an environment variable that holds the value", kv)
+		}
+		value := os.Getenv(env)
+		if value == "" {
+			return fmt.Errorf("--credential %s: the environment variable %s is empty or not set", dest, env)
+		}
+		n.Credentials = append(n.Credentials, sandbox.Credential{Destination: dest, Header: header, Value: value})
+	}
+	return nil
+}
+
+// listFlag is a flag that may be given more than once.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }

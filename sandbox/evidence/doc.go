@@ -1,7 +1,9 @@
 // Package evidence is what the host can see of a sandboxed program, read
 // from outside the sandbox: the processes tagged with a run's token
 // (sampled at an interval while it runs, and the peak of a measure over
-// them), a loopback honeypot that records what reaches it, fields of
+// them), a loopback honeypot that records what reaches it, HTTP
+// destinations on loopback addresses of their own that record the
+// requests reaching them (through the egress proxy or not), fields of
 // /proc/PID/status, a process's mounts and its open descriptors, and the
 // interpreter the programs run under.
 //

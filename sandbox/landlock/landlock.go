@@ -1,6 +1,7 @@
 // Package landlock restricts the calling thread with Landlock: read and
 // execute beneath some paths, read and write beneath others, nothing
-// else of the filesystem; no TCP bind or connect; and, where the kernel
+// else of the filesystem; no TCP bind, no TCP connect but to the ports
+// named; and, where the kernel
 // can, no abstract Unix socket or signal reaching out of the domain.
 //
 // The sandbox's init calls Restrict on the one thread it execs the
@@ -44,6 +45,12 @@ type Rules struct {
 	// ReadWrite lists paths beneath which everything is allowed: making,
 	// writing, removing, renaming. A file gets the rights a file can have.
 	ReadWrite []string
+	// ConnectTCP lists the TCP ports connect may still reach (ABI 4 and
+	// up; below it TCP is not restricted at all). Landlock knows ports,
+	// not addresses: a port named here is open on every address the
+	// thread can route to, so name only ports that nothing but the
+	// sandbox's own listener can hold there.
+	ConnectTCP []uint16
 }
 
 // Rights of a file, as opposed to a directory's: Landlock refuses the
@@ -108,10 +115,36 @@ func Restrict(rules Rules, minABI int) (int, error) {
 			return abi, err
 		}
 	}
+	if attr.handledNet != 0 {
+		for _, port := range rules.ConnectTCP {
+			if err := addConnectPort(int(fd), port); err != nil {
+				return abi, err
+			}
+		}
+	}
 	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
 		return abi, fmt.Errorf("enforcing the Landlock ruleset: %w", e)
 	}
 	return abi, nil
+}
+
+// ruleNetPort is LANDLOCK_RULE_NET_PORT, and netPortAttr the kernel's
+// struct landlock_net_port_attr (not in x/sys yet).
+const ruleNetPort = 2
+
+type netPortAttr struct {
+	allowedAccess uint64
+	port          uint64
+}
+
+// addConnectPort grants TCP connect to port.
+func addConnectPort(ruleset int, port uint16) error {
+	rule := netPortAttr{allowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, port: uint64(port)}
+	if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), ruleNetPort,
+		uintptr(unsafe.Pointer(&rule)), 0, 0, 0); e != 0 {
+		return fmt.Errorf("adding a Landlock rule for TCP port %d: %w", port, os.NewSyscallError("landlock_add_rule", e))
+	}
+	return nil
 }
 
 // addPath grants rights beneath path; paths that do not exist are

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -30,7 +31,8 @@ func TestMain(m *testing.M) {
 
 // helper restricts itself to reading /etc and /usr and writing rw, then
 // tries: read /etc/hostname, write rw/ok, write out/no, read out/secret,
-// connect to the TCP port in SANDBOXLAB_LANDLOCK_PORT.
+// connect to the TCP port in SANDBOXLAB_LANDLOCK_PORT, and to the one in
+// SANDBOXLAB_LANDLOCK_OPEN_PORT, which its rules name.
 func helper(args []string) int {
 	rw, out := args[0], args[1]
 	runtime.LockOSThread() // the domain is this thread's
@@ -38,7 +40,9 @@ func helper(args []string) int {
 		os.Stdout.WriteString("nnp " + err.Error())
 		return 1
 	}
-	abi, err := Restrict(Rules{ReadExec: []string{"/etc", "/usr", "/no/such/dir"}, ReadWrite: []string{rw}}, 1)
+	open, _ := strconv.ParseUint(os.Getenv("SANDBOXLAB_LANDLOCK_OPEN_PORT"), 10, 16)
+	abi, err := Restrict(Rules{ReadExec: []string{"/etc", "/usr", "/no/such/dir"}, ReadWrite: []string{rw},
+		ConnectTCP: []uint16{uint16(open)}}, 1)
 	if err != nil {
 		os.Stdout.WriteString("restrict " + err.Error())
 		return 1
@@ -58,6 +62,11 @@ func helper(args []string) int {
 			c.Close()
 		}
 		report("connect", err)
+		c, err = net.Dial("tcp4", "127.0.0.1:"+os.Getenv("SANDBOXLAB_LANDLOCK_OPEN_PORT"))
+		if err == nil {
+			c.Close()
+		}
+		report("connect-open", err)
 	}
 	return 0
 }
@@ -80,9 +89,13 @@ func TestRestrict(t *testing.T) {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	assert.NilError(t, err)
 	defer ln.Close()
+	open, err := net.Listen("tcp4", "127.0.0.1:0")
+	assert.NilError(t, err)
+	defer open.Close()
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+rw+":"+out,
-		"SANDBOXLAB_LANDLOCK_PORT="+strings.TrimPrefix(ln.Addr().String(), "127.0.0.1:"))
+		"SANDBOXLAB_LANDLOCK_PORT="+strings.TrimPrefix(ln.Addr().String(), "127.0.0.1:"),
+		"SANDBOXLAB_LANDLOCK_OPEN_PORT="+strings.TrimPrefix(open.Addr().String(), "127.0.0.1:"))
 	b, err := cmd.Output()
 	assert.NilError(t, err, "%s", b)
 	got := string(b)
@@ -91,6 +104,7 @@ func TestRestrict(t *testing.T) {
 	}
 	if ABI() >= 4 {
 		assert.Check(t, is.Contains(got, "connect=EACCES\n"), "TCP connect is denied from ABI 4 on")
+		assert.Check(t, is.Contains(got, "connect-open=ok\n"), "but to the port the rules name")
 	}
 	_, err = os.Stat(filepath.Join(out, "no"))
 	assert.Check(t, os.IsNotExist(err), "the denied write reached the disk")

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/egress"
 )
 
 // Careful is the tool that tells the model what it needs to recover: its
@@ -97,7 +98,9 @@ func CarefulDescription(p sandbox.Policy, quota int64) string {
 	b.WriteString("Runs Python 3 code (standard library only) in a sandbox and returns what it printed.\n")
 	b.WriteString("- Each call starts a new process: variables, imports and functions do not survive between calls. " +
 		"Files survive: the working directory is kept for the whole session, so write what a later call needs to a file there and read it back.\n")
-	if p.Network.Isolate {
+	if p.Network.Isolate && len(p.Network.Allow) > 0 {
+		b.WriteString(networkDescription(p.Network))
+	} else if p.Network.Isolate {
 		b.WriteString("- There is no network: every connection fails.\n")
 	} else {
 		b.WriteString("- The network is not cut off at this sandbox level; do not send anything through it you would not publish.\n")
@@ -156,6 +159,7 @@ func statusOf(res *sandbox.Result) *Status {
 		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated,
 		StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes,
 		Files: files, FilesTruncated: res.FilesTruncated,
+		Network: res.Network, NetworkDropped: res.NetworkDropped,
 	}
 	if failed(res) {
 		st.Status = StatusError
@@ -183,6 +187,9 @@ func carefulText(p sandbox.Policy, res *sandbox.Result) string {
 	sections := []string{headline(p, res)}
 	if res.Reason != sandbox.ReasonRefused { // nothing ran, so there is no output to show
 		sections = append(sections, strings.TrimSuffix(streamSection("stdout", res.Stdout)+streamSection("stderr", res.Stderr), "\n"))
+		if len(res.Network) > 0 || res.NetworkDropped > 0 {
+			sections = append(sections, networkSection(res))
+		}
 		var notes []string
 		if res.StdoutTruncated {
 			notes = append(notes, cutNote("stdout", res.StdoutBytes))
@@ -353,4 +360,85 @@ func size(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// networkDescription tells the model which destinations it may reach and
+// how: through the proxy its environment names, with no DNS of its own.
+func networkDescription(n sandbox.Network) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "- The network reaches only these destinations (host:port; *.name means its subdomains): %s", strings.Join(n.Allow, ", "))
+	if len(n.Deny) > 0 {
+		fmt.Fprintf(&b, ", except %s", strings.Join(n.Deny, ", "))
+	}
+	b.WriteString(". They are reached through the HTTP proxy that HTTP_PROXY and HTTPS_PROXY name, which urllib.request uses by itself " +
+		"(with raw sockets: an absolute http:// URL or CONNECT to it). The proxy resolves names; the program has no DNS. " +
+		"Every other connection fails, and every request is logged and shown in the reply.")
+	var dests []string
+	for _, c := range n.Credentials {
+		dests = append(dests, c.Destination)
+	}
+	if len(dests) > 0 {
+		fmt.Fprintf(&b, " Plain http:// requests to %s get their credentials added by the proxy: send none, and do not look for one.", strings.Join(dests, ", "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// maxNetworkLines is how many requests of the proxy's log the reply
+// shows; the rest are counted.
+const maxNetworkLines = 20
+
+// networkSection shows the proxy's log: each request, and for a refused
+// one which list refused it, so that the model does not keep retrying.
+func networkSection(res *sandbox.Result) string {
+	var b strings.Builder
+	b.WriteString("Network requests (through the proxy; every other connection fails):\n")
+	refused := 0
+	for i, r := range res.Network {
+		if !r.Allowed {
+			refused++
+		}
+		if i >= maxNetworkLines {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s %s: %s\n", r.Method, escapeControls(r.Destination()), escapeControls(requestOutcome(r)))
+	}
+	if more := len(res.Network) - maxNetworkLines; more > 0 {
+		fmt.Fprintf(&b, "- and %d more requests, not shown\n", more)
+	}
+	if res.NetworkDropped > 0 {
+		fmt.Fprintf(&b, "- and %d more requests, past the log's limit\n", res.NetworkDropped)
+	}
+	if refused > 0 {
+		b.WriteString("A refused destination stays refused: do not retry it; use one of the allowed destinations, or do without the network.")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// requestOutcome words what became of one request.
+func requestOutcome(r egress.Request) string {
+	if !r.Allowed {
+		switch {
+		case strings.HasPrefix(r.Rule, "deny "):
+			return "refused by the deny list (" + strings.TrimPrefix(r.Rule, "deny ") + ")"
+		case r.Rule == egress.NoRule:
+			return "refused by the allowlist (no rule admits it)"
+		}
+		return "refused: " + r.Rule
+	}
+	s := fmt.Sprintf("allowed (%s)", strings.TrimPrefix(r.Rule, "allow "))
+	if r.Status != 0 {
+		s += fmt.Sprintf(", status %d", r.Status)
+	}
+	s += fmt.Sprintf(", %d bytes sent, %d received", r.Sent, r.Received)
+	if r.Credential != "" {
+		s += ", credential " + r.Credential + " added by the proxy"
+	}
+	if r.Note != "" {
+		s += "; " + r.Note
+	}
+	if r.Error != "" {
+		s += "; failed: " + r.Error
+	}
+	return s
 }

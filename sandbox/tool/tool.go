@@ -10,6 +10,7 @@ import (
 	"context"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/egress"
 )
 
 // Python is the interpreter every call runs. It is an absolute path to the
@@ -87,6 +88,11 @@ type Status struct {
 	Files []sandbox.FileInfo `json:"files"`
 	// FilesTruncated says there were more files than listed.
 	FilesTruncated bool `json:"files_truncated"`
+	// Network is the egress proxy's log of the call's requests (none
+	// without an allowlist), and NetworkDropped the requests past its
+	// limit.
+	Network        []egress.Request `json:"network,omitempty"`
+	NetworkDropped int              `json:"network_dropped,omitempty"`
 }
 
 // runPython runs code in s the way both tools do: the system Python with

@@ -3,8 +3,10 @@ package tool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/tool"
 )
 
@@ -286,4 +289,50 @@ func TestDescriptions(t *testing.T) {
 		assert.Check(t, !strings.Contains(strings.ToLower(other), "file"), other)
 		assert.Check(t, !strings.Contains(strings.ToLower(other), "network"), other)
 	}
+}
+
+// TestCarefulNetwork: with an allowlist, the description names the
+// destinations and the proxy, and the reply shows each request, saying
+// which list refused a refused one; the credential's value is in neither.
+func TestCarefulNetwork(t *testing.T) {
+	d, err := evidence.StartDestination(0, false)
+	assert.NilError(t, err)
+	defer d.Close()
+	api := fmt.Sprintf("api.corp.test:%d", d.Port())
+	p := relaxed(5)
+	p.Network.Allow = []string{fmt.Sprintf("*.corp.test:%d", d.Port())}
+	p.Network.Deny = []string{fmt.Sprintf("vault.corp.test:%d", d.Port())}
+	p.Network.Resolve = map[string]string{"api.corp.test": d.IP(), "vault.corp.test": d.IP()}
+	p.Network.Credentials = []sandbox.Credential{{Destination: api, Header: "X-Api-Key", Value: "sk-tool-test-secret"}}
+	s := newSession(t, p, 0)
+	c := tool.NewCareful(s)
+	desc := c.Description()
+	for _, want := range []string{"reaches only these destinations", "*.corp.test:", "except vault.corp.test:", "HTTP_PROXY", "no DNS", "credentials added by the proxy"} {
+		assert.Check(t, is.Contains(desc, want))
+	}
+	assert.Check(t, !strings.Contains(desc, "There is no network"))
+	r := call(t, c, fmt.Sprintf(`
+import urllib.request
+for host in ("api.corp.test", "vault.corp.test", "other.example"):
+    try:
+        print(host, urllib.request.urlopen("http://%%s:%d/" %% host, timeout=5).status)
+    except Exception as e:
+        print(host, e)
+`, d.Port()))
+	for _, want := range []string{
+		"Network requests (through the proxy",
+		"- GET " + api + ": allowed (*.corp.test:",
+		"credential X-Api-Key added by the proxy",
+		"- GET vault.corp.test:" + strconv.Itoa(d.Port()) + ": refused by the deny list (vault.corp.test:",
+		"- GET other.example:" + strconv.Itoa(d.Port()) + ": refused by the allowlist",
+		"do not retry it",
+	} {
+		assert.Check(t, is.Contains(r.Text, want))
+	}
+	t.Log(r.Text)
+	assert.Check(t, is.Len(r.Status.Network, 3))
+	b, err := json.Marshal(r)
+	assert.NilError(t, err)
+	assert.Check(t, !strings.Contains(string(b)+desc, "sk-tool-test-secret"))
+	assert.Check(t, d.Contains("sk-tool-test-secret"), "the credential reached its destination")
 }

@@ -1,0 +1,203 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"sandboxlab/sandbox/egress"
+)
+
+// The program's way to the egress proxy lives and dies with its run. The
+// init, already in the program's network namespace, brings loopback up,
+// binds EgressProxy there, and hands the listening socket to the host over
+// a socket pair (SCM_RIGHTS) before it execs the program, closing its own
+// copy. The host accepts on that socket, which stays in the program's
+// namespace, and serves the proxy on it: no socket on disk for anything
+// else to reach, no setns (which a Go process cannot do for a user
+// namespace), no relay process inside, and it works unprivileged. When the
+// run ends the host closes the listener and every connection, and the
+// namespace goes with them.
+
+// egressRelay is the host's side of one run's way out.
+type egressRelay struct {
+	proxy  *egress.Proxy
+	host   *net.UnixConn // the host's end of the socket pair
+	child  *os.File      // the init's end, closed once the init holds it
+	served chan struct{} // closed when the listener has been served
+}
+
+// newEgress makes the relay for p, or returns nil when p's requests do
+// not go through the proxy.
+func newEgress(p Policy) (*egressRelay, error) {
+	if !p.Network.egress() {
+		return nil, nil
+	}
+	proxy, err := egress.New(p.Network.egressConfig())
+	if err != nil {
+		return nil, fmt.Errorf("%w: network: %v", ErrInvalidPolicy, err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		proxy.Close()
+		return nil, fmt.Errorf("creating the egress socket pair: %w", err)
+	}
+	f := os.NewFile(uintptr(fds[0]), "egress-host")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		unix.Close(fds[1])
+		proxy.Close()
+		return nil, fmt.Errorf("creating the egress socket pair: %w", err)
+	}
+	return &egressRelay{proxy: proxy, host: c.(*net.UnixConn), child: os.NewFile(uintptr(fds[1]), "egress-init"),
+		served: make(chan struct{})}, nil
+}
+
+// proxyEnv names the proxy for the program, in the forms its libraries
+// read (Python's urllib, curl, Go and most others).
+func proxyEnv() []string {
+	url := "http://" + EgressProxy
+	return []string{"http_proxy=" + url, "HTTP_PROXY=" + url, "https_proxy=" + url, "HTTPS_PROXY=" + url}
+}
+
+// started closes the init's end (the started init holds its own) and
+// serves the listener the init hands over, until finish.
+func (e *egressRelay) started() {
+	if e == nil {
+		return
+	}
+	e.child.Close()
+	go func() {
+		defer close(e.served)
+		ln, err := receiveListener(e.host)
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+			return // the init failed before handing it over, and says why on its own pipe
+		case err != nil:
+			// The program runs with a proxy nobody serves: nothing gets
+			// out, and the log says why.
+			e.proxy.Note("the proxy's listener never arrived: " + err.Error())
+			return
+		}
+		e.proxy.Serve(ln)
+	}()
+}
+
+// finish stops the proxy once the run is over, closing the listener in
+// the program's namespace and every connection, and returns the log and
+// how many requests came past its limit. Nil-safe: no relay, no log.
+func (e *egressRelay) finish() ([]egress.Request, int) {
+	if e == nil {
+		return nil, 0
+	}
+	e.host.Close()
+	e.proxy.Close()
+	<-e.served
+	return e.proxy.Requests(), e.proxy.Dropped()
+}
+
+// discard releases a relay whose init never started.
+func (e *egressRelay) discard() {
+	e.child.Close()
+	e.host.Close()
+	e.proxy.Close()
+}
+
+// receiveListener receives the listening socket the init sends on c.
+func receiveListener(c *net.UnixConn) (net.Listener, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	var n, oobn int
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		// MSG_CMSG_CLOEXEC: another run's fork must not inherit it.
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		return rerr != unix.EAGAIN
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case rerr != nil:
+		return nil, rerr
+	case n == 0:
+		return nil, io.EOF
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, errors.New("no listener in the init's message")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, errors.New("no listener in the init's message")
+	}
+	f := os.NewFile(uintptr(fds[0]), "egress-listener")
+	defer f.Close()
+	return net.FileListener(f)
+}
+
+// egressInit is what the init needs to open the program's way to the
+// proxy.
+type egressInit struct {
+	// FD is the init's end of the socket pair to the host.
+	FD int `json:"fd"`
+	// Port is the port bound on 127.0.0.1 in the network namespace.
+	Port int `json:"port"`
+}
+
+// open runs in the init, in the program's network namespace and before
+// the capabilities are dropped: it brings loopback up, binds the proxy's
+// port, and hands the listener to the host.
+func (c egressInit) open() error {
+	if err := loopbackUp(); err != nil {
+		return err
+	}
+	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("making the egress listener: %w", err)
+	}
+	defer unix.Close(ln)
+	if err := unix.Bind(ln, &unix.SockaddrInet4{Port: c.Port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fmt.Errorf("binding the egress proxy's address 127.0.0.1:%s: %w", strconv.Itoa(c.Port), err)
+	}
+	if err := unix.Listen(ln, unix.SOMAXCONN); err != nil {
+		return fmt.Errorf("listening on the egress proxy's address: %w", err)
+	}
+	if err := unix.Sendmsg(c.FD, []byte{0}, unix.UnixRights(ln), nil, 0); err != nil {
+		return fmt.Errorf("handing the egress listener to the host: %w", err)
+	}
+	return unix.Close(c.FD)
+}
+
+// loopbackUp brings the namespace's loopback interface up.
+func loopbackUp() error {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("bringing loopback up: %w", err)
+	}
+	defer unix.Close(s)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return fmt.Errorf("bringing loopback up: %w", err)
+	}
+	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bringing loopback up: reading its flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bringing loopback up: %w", err)
+	}
+	return nil
+}
