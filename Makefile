@@ -14,7 +14,7 @@ build:
 # share the cores with nothing else.
 test: build vet
 	$(GO) test -count=1 -short -timeout 20m ./...
-	$(GO) test -count=1 -timeout 40m -run '^TestMutate$$' -v ./cmd/sandboxlab
+	$(GO) test -count=1 -timeout 40m -run '^TestMutate' -v ./cmd/sandboxlab
 
 # staticcheck is pinned by the tool directive in go.mod.
 vet:
