@@ -1,5 +1,6 @@
 // Package report is the result model of sandboxlab (the checks, the attack
-// matrix, the mutation run, the agent table and the experiments) and its
+// matrix, the attack × sandbox matrix, the mutation run, the agent table
+// and the experiments) and its
 // renderers: tables for a terminal and for markdown, JSON, JUnit XML and
 // GitHub annotations. Producers fill these structs; renderers only read
 // them, so every format carries the same facts. A report holds the
