@@ -115,6 +115,10 @@ type env struct {
 
 	// iso is what the host saw of the program's isolation.
 	iso isolation
+	// unseen is added to the evidence of a layer the host could not look
+	// at: notSeen at sandboxlab's levels, which then take the layer from
+	// the policy.
+	unseen string
 
 	// Seen after the run.
 	res        *sandbox.Result
@@ -148,6 +152,7 @@ func runCell(ctx context.Context, s *spec, level int, tempDir string) (cell repo
 		fx:     fx,
 		token:  procfs.Tag(),
 		policy: sandbox.MustPreset(level),
+		unseen: notSeen,
 	}
 	v, err := e.run(ctx, s, s.new())
 	if cerr := e.cleanup(); err == nil {
@@ -278,7 +283,7 @@ func (e *env) layer(on bool, mechanism, format string, args ...any) verdict {
 		v.stoppedBy = "unexpected: " + ended(e.res)
 	}
 	if !e.iso.seen {
-		v.evidence += notSeen
+		v.evidence += e.unseen
 	}
 	return v
 }
@@ -288,7 +293,7 @@ func (e *env) layer(on bool, mechanism, format string, args ...any) verdict {
 func (e *env) programLayer(on bool, mechanism, format string, args ...any) verdict {
 	v := e.layer(on, mechanism, format, args...)
 	if e.iso.seen && !e.iso.programSeen {
-		v.evidence += notSeen
+		v.evidence += e.unseen
 	}
 	return v
 }
