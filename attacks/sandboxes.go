@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,7 +187,7 @@ func runColumn(ctx context.Context, sb backends.Sandbox, name string, list []*sp
 		col.Skipped = pr.failed
 		return col, nil, nil
 	}
-	b.hostRoot = pr.hostRoot
+	b.hostRoot, b.visible = pr.hostRoot, pr.visible
 	for _, a := range list {
 		if err := ctx.Err(); err != nil {
 			return col, nil, err
@@ -227,6 +228,8 @@ type backend struct {
 	// hostRoot: the probe saw the program with host root privileges (or
 	// could not see it, and the backend starts as host root).
 	hostRoot bool
+	// visible: the host saw the probe's program.
+	visible bool
 }
 
 // newBackend readies p, or says why its column is skipped.
@@ -308,9 +311,10 @@ type probeResult struct {
 	failed string
 	// startMS is the wall time of a program that prints a line and exits.
 	startMS int64
-	// hostRoot: the program had host root privileges.
-	hostRoot bool
-	held     string
+	// hostRoot: the program had host root privileges; visible: the host
+	// saw it.
+	hostRoot, visible bool
+	held              string
 }
 
 // probeSource prints the nonce it is given and stays a moment, so that
@@ -347,6 +351,7 @@ func (b *backend) probe(ctx context.Context, tempDir string) (probeResult, error
 		}
 		if stay == probeStay {
 			pr.hostRoot = root || !seen && b.startsAsRoot()
+			pr.visible = seen
 		} else {
 			pr.startMS = out.Wall.Milliseconds()
 		}
@@ -369,7 +374,7 @@ func (b *backend) probeOnce(ctx context.Context, fx *fixtures, stay string) (out
 		return nil, false, false, false, fmt.Errorf("probing: %w", err)
 	}
 	var sawRoot atomic.Bool
-	stop := watchProgram(r.PID(), token, func(pid int) bool {
+	stop := watchProgram(r.PID(), token, observeLimit, func(pid int) bool {
 		st, err := evidence.ReadStatus(pid)
 		if err != nil {
 			return false
@@ -411,20 +416,26 @@ func describe(o *backends.Outcome) string {
 	return s
 }
 
-// watchEveryProgram is how often the host looks for a backend's program.
-const watchEveryProgram = time.Millisecond
+// watchEveryProgram is how often the host looks for a backend's program
+// once it has stopped looking without pause.
+const watchEveryProgram = 5 * time.Millisecond
 
 // watchProgram looks for the program among the descendants of a
 // backend's process, pid: the first that runs the interpreter with the
 // token. It calls fn with its PID until fn returns true (fn has read what
 // it wanted of it), or until stopped; stop reports whether fn returned
-// true. A backend that runs the program out of the host's sight (gVisor's
-// Sentry runs it as a task of its own) never shows one.
-func watchProgram(pid int, token string, fn func(pid int) bool) (stop func() bool) {
+// true. For the first spin it looks without pause, as startObserver does:
+// a program that fails at once lives for a few milliseconds of its
+// interpreter's start, and a sleeping poller on a busy machine misses it.
+// A backend that runs the program out of the host's sight (gVisor's
+// Sentry runs it as a task of its own) never shows one; for it the
+// caller asks for no spin, and the poller costs next to nothing.
+func watchProgram(pid int, token string, spin time.Duration, fn func(pid int) bool) (stop func() bool) {
 	var quit, done atomic.Bool
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
+		fast := time.Now().Add(spin)
 		for !quit.Load() {
 			for _, d := range descendants(pid) {
 				if args := procfs.Cmdline(d); len(args) > 0 && args[0] == evidence.Python && slices.Contains(args, token) {
@@ -435,7 +446,11 @@ func watchProgram(pid int, token string, fn func(pid int) bool) (stop func() boo
 					break
 				}
 			}
-			time.Sleep(watchEveryProgram)
+			if time.Now().Before(fast) {
+				runtime.Gosched()
+			} else {
+				time.Sleep(watchEveryProgram)
+			}
 		}
 	}()
 	return func() bool { quit.Store(true); <-finished; return done.Load() }
@@ -552,7 +567,11 @@ func (e *env) runOn(ctx context.Context, b *backend, s *spec, a attack) (verdict
 		run.startErr = err
 		return verdict{}, run, nil
 	}
-	stopObserver := watchProgram(r.PID(), e.token, func(pid int) bool {
+	spin := time.Duration(0)
+	if b.visible {
+		spin = observeLimit
+	}
+	stopObserver := watchProgram(r.PID(), e.token, spin, func(pid int) bool {
 		e.readProcess(pid)
 		if e.iso.seen {
 			e.readProgram(pid)
