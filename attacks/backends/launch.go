@@ -56,6 +56,9 @@ const (
 	// drainLimit bounds the wait for the output pipes to close once
 	// everything of the run is dead.
 	drainLimit = 2 * time.Second
+	// termGrace bounds the wait for a backend the harness stops to end
+	// by itself on SIGTERM (firejail takes about 3 s on a busy machine).
+	termGrace = 5 * time.Second
 )
 
 // Launch is one run under a backend.
@@ -220,8 +223,9 @@ func Start(l Launch) (*Run, error) {
 func (r *Run) PID() int { return r.cmd.Process.Pid }
 
 // Wait waits until the backend's own process ends, the watchdog fires or
-// ctx is done; notes what of the run is still alive; kills all of it and
-// waits until it is gone. The error is for a run the harness could not
+// ctx is done; notes what of the run is still alive; asks a backend it
+// stops to end (SIGTERM), then kills all of the run and waits until it is
+// gone. The error is for a run the harness could not
 // end: processes it could not kill.
 func (r *Run) Wait(ctx context.Context) (*Outcome, error) {
 	o := &Outcome{Held: HeldByToken}
@@ -246,6 +250,17 @@ func (r *Run) Wait(ctx context.Context) (*Outcome, error) {
 	if r.group != nil {
 		if st, err := r.group.Stats(); err == nil {
 			o.MemoryPeak = st.MemoryPeak
+		}
+	}
+	if o.StoppedBy != "" {
+		// The backend's own kill switch first: one killed outright may
+		// leave its state behind (firejail its entries under
+		// /run/firejail), where SIGTERM lets it clean up. What does not
+		// end in time is killed with the rest.
+		r.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-r.exited:
+		case <-time.After(termGrace):
 		}
 	}
 	killErr := r.kill()

@@ -62,7 +62,7 @@ func TestWatchdogKillsTheTree(t *testing.T) {
 	o, err := r.Wait(context.Background())
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(o.StoppedBy, StopWatchdog))
-	assert.Check(t, is.Equal(o.Signal, "SIGKILL"))
+	assert.Check(t, is.Equal(o.Signal, "SIGTERM"), "asked to end first")
 	assert.Check(t, is.Equal(o.ExitCode, -1))
 	assert.Check(t, is.Len(o.Left, 3), "the three forked processes (the first is the backend's own)")
 	for _, p := range o.Left {
@@ -92,6 +92,27 @@ func TestLeftAfterTheEnd(t *testing.T) {
 	o, err = r.Wait(context.Background())
 	assert.NilError(t, err)
 	assert.Check(t, is.Len(o.Left, 0))
+}
+
+// TestTermThenKill: a backend that ignores SIGTERM is killed after the
+// grace, with all of its run.
+func TestTermThenKill(t *testing.T) {
+	if testing.Short() {
+		t.Skipf("waits out the %v grace: skipped with -short", termGrace)
+	}
+	l := launch(t, "import os, signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nos.fork()\ntime.sleep(60)", 200*time.Millisecond)
+	r, err := Start(l)
+	assert.NilError(t, err)
+	poll.WaitOn(t, func(poll.LogT) poll.Result {
+		if n := len(procfs.WithArg(l.Token)); n < 2 {
+			return poll.Continue("%d of 2 processes", n)
+		}
+		return poll.Success()
+	}, poll.WithTimeout(30*time.Second))
+	o, err := r.Wait(context.Background())
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(o.Signal, "SIGKILL"))
+	assertGone(t, l.Token)
 }
 
 // TestCancelStops: cancelling the context ends the run at once.
