@@ -265,7 +265,8 @@ func (b *backend) launch(fx *fixtures, workdir, token string, args []string) bac
 	// in $TMPDIR) go with the cell's fixtures, so that a backend the
 	// watchdog kills leaves nothing behind.
 	env := append(slices.Clone(fx.env), "TMPDIR="+filepath.Join(fx.root, backendTmp))
-	return backends.Launch{Argv: argv, Env: env, Dir: fx.appDir, Credential: b.cred, Watchdog: b.watchdog, Token: token, OutputMax: outputMax}
+	return backends.Launch{Argv: argv, Env: env, Dir: fx.appDir, Credential: b.cred, Watchdog: b.watchdog,
+		Token: token, Program: evidence.Python, OutputMax: outputMax}
 }
 
 // backendTmp is the backend's temporary directory below a cell's fixtures.

@@ -73,8 +73,11 @@ type Launch struct {
 	Credential *syscall.Credential
 	// Watchdog ends the run after this long.
 	Watchdog time.Duration
-	// Token tags the program's processes (procfs.WithArg).
-	Token string
+	// Token tags the program's processes (procfs.WithArg), and Program
+	// is the program's executable: a process that runs it with the token
+	// is the program's own, not the backend's.
+	Token   string
+	Program string
 	// OutputMax is the most bytes kept of each stream; the rest is only
 	// counted.
 	OutputMax int
@@ -253,10 +256,12 @@ func (r *Run) Wait(ctx context.Context) (*Outcome, error) {
 		}
 	}
 	if o.StoppedBy != "" {
-		// The backend's own kill switch first: one killed outright may
-		// leave its state behind (firejail its entries under
-		// /run/firejail), where SIGTERM lets it clean up. What does not
-		// end in time is killed with the rest.
+		// The program first, then the backend's own kill switch: a
+		// backend killed outright may leave its state behind (firejail
+		// its entries under /run/firejail), where one whose program has
+		// ended, or that gets SIGTERM, ends as usual and cleans up. What
+		// does not end in time is killed with the rest.
+		r.killProgram()
 		r.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-r.exited:
@@ -310,6 +315,17 @@ func (r *Run) alive() []Leftover {
 		}
 	}
 	return out
+}
+
+// killProgram kills the program's own processes that the host can see.
+func (r *Run) killProgram() {
+	var k procfs.Killer
+	for _, p := range procfs.WithArg(r.l.Token) {
+		if args := procfs.Cmdline(p.PID); len(args) > 0 && args[0] == r.l.Program && p.PID != r.PID() {
+			k.Kill(p.PID)
+		}
+	}
+	k.Wait(killLimit)
 }
 
 // settle waits up to settleLimit for the rest of a run whose backend has

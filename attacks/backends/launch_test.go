@@ -26,7 +26,7 @@ func launch(t *testing.T, source string, watchdog time.Duration) Launch {
 	if _, err := os.Stat(python); err != nil {
 		t.Skipf("needs %s: %v", python, err)
 	}
-	l := Launch{Argv: []string{python, "-c", source, procfs.Tag()}, Dir: "/", Watchdog: watchdog, OutputMax: 1 << 20}
+	l := Launch{Argv: []string{python, "-c", source, procfs.Tag()}, Dir: "/", Watchdog: watchdog, OutputMax: 1 << 20, Program: "/nonexistent"}
 	l.Token = l.Argv[3]
 	if os.Geteuid() == 0 {
 		l.Credential = &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}
