@@ -161,6 +161,20 @@ func TestEveryInstalledPeerRuns(t *testing.T) {
 	}
 }
 
+// TestCancelCleansUpABackend interrupts a runaway loop under bubblewrap:
+// RunSandboxes returns the context's error, and nothing of the run, its
+// control group or its fixtures is left.
+func TestCancelCleansUpABackend(t *testing.T) {
+	sb := profile(t, "bubblewrap")
+	tmp := sandboxTempDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := RunSandboxes(ctx, SandboxOptions{Sandboxes: []backends.Sandbox{sb}, Only: []string{"runaway_loop"}, TempDir: tmp})
+	assert.Check(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
+	assertNothingLeft(t, tmp)
+	assertNoGroupsLeft(t)
+}
+
 // TestMissingSandboxIsSkipped: a sandbox that is not installed, and one
 // that does not run the probe, are columns skipped with the reason, and
 // have no cells that could read as stops.
