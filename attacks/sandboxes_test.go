@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +45,26 @@ func profile(t *testing.T, name string) backends.Sandbox {
 	assert.NilError(t, err)
 	if _, err := exec.LookPath(sb.Profile.Command[0]); err != nil {
 		t.Skipf("%s is not installed here (%v): its column is not checked", sb.Profile.Command[0], err)
+	}
+	return sb
+}
+
+// bubblewrap returns the shipped bubblewrap profile as a column, or skips
+// the test, saying why, when bwrap is missing or cannot make its
+// namespaces on this machine as the program's identity (unprivileged user
+// namespaces off). Whatever else keeps the column from running is the
+// harness's fault, and fails the test.
+func bubblewrap(t *testing.T) backends.Sandbox {
+	t.Helper()
+	sb := profile(t, "bubblewrap")
+	path, _ := exec.LookPath(sb.Profile.Command[0])
+	cmd := exec.Command(path, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "/bin/true")
+	if sandbox.HostRoot() {
+		id := sandbox.HostIdentity()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(id.UID), Gid: uint32(id.GID), Groups: []uint32{}}}
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("bubblewrap cannot make its namespaces here as uid %d (%v: %s): its column is not checked", sandbox.HostIdentity().UID, err, out)
 	}
 	return sb
 }
@@ -97,7 +118,7 @@ var bubblewrapColumn = map[string]struct {
 // shipped bubblewrap profile (about 10 s) and pins each cell, then checks
 // that nothing of any run is left.
 func TestBubblewrapColumn(t *testing.T) {
-	sb := profile(t, "bubblewrap")
+	sb := bubblewrap(t)
 	tmp := sandboxTempDir(t)
 	var only []string
 	for _, id := range IDs() {
@@ -165,7 +186,7 @@ func TestEveryInstalledPeerRuns(t *testing.T) {
 // RunSandboxes returns the context's error, and nothing of the run, its
 // control group or its fixtures is left.
 func TestCancelCleansUpABackend(t *testing.T) {
-	sb := profile(t, "bubblewrap")
+	sb := bubblewrap(t)
 	tmp := sandboxTempDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
