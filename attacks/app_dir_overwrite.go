@@ -11,6 +11,7 @@ func init() {
 		escapes:   "the application directory's fixture file changes",
 		firstStop: 2,
 		new:       func() attack { return appDirOverwrite{} },
+		elsewhere: elsewhere{rootRisk: "it overwrites config.py in its working directory, wherever the sandbox puts it"},
 	})
 }
 

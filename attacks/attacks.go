@@ -9,11 +9,17 @@
 //     bounded);
 //   - <id>.go declares the attack's own state as a type, registers it
 //     (its id, what makes it an escape, the first level expected to stop
-//     it, and how to make a fresh state for each cell), and implements
+//     it, how to make a fresh state for each cell, and how it runs under
+//     other sandboxes: see elsewhere in sandboxes.go), and implements
 //     judge on it, with setup, args, watch or beforeRun/afterRun when it
 //     needs them (see attack);
 //   - its id goes in its suite's row order below (courseRows for the
 //     course's, hardeningRows for any other), which gives it its suite.
+//
+// The same programs and judges also run under other sandboxes
+// (bubblewrap, firejail, gVisor, unshare, a user's command prefix: see
+// package backends), side by side with sandboxlab's levels, in the
+// attack × sandbox matrix (RunSandboxes, sandboxes.go).
 //
 // What every attack may use is the cell's env: the policy, the token that
 // tags its processes, the shared fixtures, the session, what the host saw
@@ -23,7 +29,8 @@
 // fixtures, the observer, the matrix runner) lives in the other files;
 // what the host can see of a program comes from sandbox/evidence.
 //
-// The package imports the sandbox, sandbox/evidence and report (with its
+// The package imports the sandbox, sandbox/evidence, attacks/backends and
+// report (with its
 // vocabulary, report/verdict, here named vocab: verdict is a judge's
 // decision in this package); never the checks, and never the harness.
 package attacks
@@ -129,6 +136,9 @@ type spec struct {
 	// suite is the suite whose row order lists the attack (set by
 	// register). It runs only at the levels its suite has.
 	suite vocab.Suite
+	// elsewhere says how the attack runs under another sandbox than
+	// sandboxlab's own levels (see sandboxes.go).
+	elsewhere elsewhere
 }
 
 // verdict is a judge's decision on one cell.

@@ -12,6 +12,7 @@ func init() {
 		escapes:   "makes a directory on the host through the 32-bit system-call entry point",
 		firstStop: 6,
 		new:       func() attack { return &compatSyscall{} },
+		elsewhere: elsewhere{rootRisk: "it makes a directory in its working directory through system-call numbers that mean other calls on x86-64"},
 	})
 }
 

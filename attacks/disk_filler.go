@@ -11,6 +11,7 @@ func init() {
 		escapes:   "writes a file over 10 MiB",
 		firstStop: 1,
 		new:       func() attack { return diskFiller{} },
+		elsewhere: elsewhere{rootRisk: "it writes 50 MiB in its working directory, wherever the sandbox puts it"},
 	})
 }
 

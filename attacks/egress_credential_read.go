@@ -14,6 +14,7 @@ func init() {
 		escapes: "the API credential appears in its output (from L4 the policy gives it to the proxy for one destination; " +
 			"below, with no proxy, the program must be handed it to use the API)",
 		firstStop: 4,
+		elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
 		new:       func() attack { return &egressCredentialRead{} },
 	})
 }

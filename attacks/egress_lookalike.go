@@ -12,6 +12,7 @@ func init() {
 		id:        "egress_lookalike",
 		escapes:   "a server reached only by names that look like an allowed domain (evildocs.example.test, docs.example.test.evil.test) receives its bytes",
 		firstStop: 4,
+		elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
 		new:       func() attack { return &egressLookalike{} },
 	})
 }

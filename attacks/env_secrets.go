@@ -8,6 +8,7 @@ func init() {
 		escapes:   "the host's fake API key appears in its output",
 		firstStop: 2,
 		new:       func() attack { return envSecrets{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

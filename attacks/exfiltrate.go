@@ -13,6 +13,7 @@ func init() {
 		escapes:   "the loopback honeypot receives its bytes",
 		firstStop: 4,
 		new:       func() attack { return &exfiltrate{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -13,6 +13,7 @@ func init() {
 		escapes:   "holds over 64 files open",
 		firstStop: 1,
 		new:       func() attack { return &fdHoarder{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

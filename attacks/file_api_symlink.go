@@ -13,6 +13,7 @@ func init() {
 		escapes:   "the host's file API hands back a host file through a link the program made",
 		firstStop: 0,
 		new:       func() attack { return fileAPISymlink{} },
+		elsewhere: elsewhere{na: "it needs sandboxlab's host-side file API, which hands a run's files back to the model; other sandboxes have none"},
 	})
 }
 

@@ -15,6 +15,7 @@ func init() {
 		escapes:   "over 16 of its processes alive at once for 100 ms (it stops at 40)",
 		firstStop: 3,
 		new:       func() attack { return &forkBomb{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -16,6 +16,7 @@ func init() {
 		escapes:   "reads the secret in a host canary process's environment",
 		firstStop: 3,
 		new:       func() attack { return &hostProcessSnoop{} },
+		elsewhere: elsewhere{rootRisk: "it reads every process's environment, real secrets included for root"},
 	})
 }
 

@@ -15,6 +15,7 @@ func init() {
 		escapes:   "a host service's Unix socket in a shared directory (/run/lock) receives its bytes",
 		firstStop: 5,
 		new:       func() attack { return &hostSocket{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

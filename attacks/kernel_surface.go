@@ -15,6 +15,7 @@ func init() {
 		escapes:   "holds an io_uring or a userfaultfd descriptor, interfaces where kernel exploits live",
 		firstStop: 6,
 		new:       func() attack { return &kernelSurface{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

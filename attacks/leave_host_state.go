@@ -15,6 +15,7 @@ func init() {
 		escapes:   "a file it wrote in a world-writable directory, or a System V or POSIX IPC object it made, is on the host after the run",
 		firstStop: 5,
 		new:       func() attack { return &leaveHostState{} },
+		elsewhere: elsewhere{rootRisk: "it writes in every world-writable directory of the host"},
 	})
 }
 

@@ -6,6 +6,7 @@ func init() {
 		escapes:   "a child in the run's own session is alive after the run",
 		firstStop: 1,
 		new:       func() attack { return lingeringChild{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

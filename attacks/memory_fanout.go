@@ -13,6 +13,7 @@ func init() {
 		escapes:   "its processes together hold over 256 MiB of real memory at once (320 with shared pages), each under a per-process limit",
 		firstStop: 6,
 		new:       func() attack { return &memoryFanout{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

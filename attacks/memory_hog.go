@@ -14,6 +14,7 @@ func init() {
 		escapes:   "allocates 1 GiB (a process's VmPeak reaches it)",
 		firstStop: 1,
 		new:       func() attack { return &memoryHog{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -12,6 +12,7 @@ func init() {
 		escapes:   "prints 50 MiB and more than 8,000 characters come back, or over 8 MiB is held by the harness",
 		firstStop: 1,
 		new:       func() attack { return &outputFlood{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -14,6 +14,7 @@ func init() {
 		escapes:   "a file in the fake home changes on the host",
 		firstStop: 5,
 		new:       func() attack { return &plantInHome{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -14,6 +14,7 @@ func init() {
 		escapes:   "makes a private mount namespace and mounts a tmpfs in it",
 		firstStop: 5,
 		new:       func() attack { return &privilegedMount{} },
+		elsewhere: elsewhere{harmlessAsRoot: true}, // its mounts are private to a namespace of its own
 	})
 }
 

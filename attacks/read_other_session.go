@@ -14,6 +14,7 @@ func init() {
 		escapes:   "reads or hard-links a file of another live session beside its own",
 		firstStop: 5,
 		new:       func() attack { return &readOtherSession{} },
+		elsewhere: elsewhere{rootRisk: "it hard-links what it finds into its working directory, wherever the sandbox puts it"},
 	})
 }
 

@@ -8,6 +8,7 @@ func init() {
 		escapes:   "the fake SSH key's content appears in its output",
 		firstStop: 5,
 		new:       func() attack { return readSSHKey{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -123,6 +123,10 @@ type env struct {
 
 	// iso is what the host saw of the program's isolation.
 	iso isolation
+	// unseen is added to the evidence of a layer the host could not look
+	// at: notSeen at sandboxlab's levels, which then take the layer from
+	// the policy.
+	unseen string
 
 	// Seen after the run.
 	res        *sandbox.Result
@@ -157,6 +161,7 @@ func runCell(ctx context.Context, s *spec, level int, tempDir string, without *s
 		fx:     fx,
 		token:  procfs.Tag(),
 		policy: sandbox.MustPreset(level),
+		unseen: notSeen,
 	}
 	if without != nil {
 		without.Remove(&e.policy)
@@ -290,7 +295,7 @@ func (e *env) layer(on bool, mechanism, format string, args ...any) verdict {
 		v.stoppedBy = "unexpected: " + ended(e.res)
 	}
 	if !e.iso.seen {
-		v.evidence += notSeen
+		v.evidence += e.unseen
 	}
 	return v
 }
@@ -300,7 +305,7 @@ func (e *env) layer(on bool, mechanism, format string, args ...any) verdict {
 func (e *env) programLayer(on bool, mechanism, format string, args ...any) verdict {
 	v := e.layer(on, mechanism, format, args...)
 	if e.iso.seen && !e.iso.programSeen {
-		v.evidence += notSeen
+		v.evidence += e.unseen
 	}
 	return v
 }

@@ -13,6 +13,7 @@ func init() {
 		escapes:   "still running past the wall limit",
 		firstStop: 1,
 		new:       func() attack { return &runawayLoop{} },
+		elsewhere: elsewhere{harmlessAsRoot: true, keepsRunning: true},
 	})
 }
 

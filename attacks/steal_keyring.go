@@ -15,6 +15,7 @@ func init() {
 		escapes:   "reads the payload of a key in the session keyring the harness holds",
 		firstStop: 5,
 		new:       func() attack { return &stealKeyring{} },
+		elsewhere: elsewhere{harmlessAsRoot: true}, // the keyring it reads is the cell's own
 	})
 }
 

@@ -14,6 +14,7 @@ func init() {
 		escapes:   "changes a file of its own host user's outside its session directory",
 		firstStop: 6,
 		new:       func() attack { return &writeOutside{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -154,3 +154,38 @@ func AttackHeatMap(a *Attacks, title string, openedBy map[string][]string) HeatM
 	}
 	return h
 }
+
+// SandboxHeatMap builds the heat map of the attack × sandbox matrix: a
+// column per sandbox, each cell coloured stopped, escaped or n/a, its
+// tooltip the mechanism and the evidence. A column that did not run is
+// not run throughout, its reason in every tooltip.
+func SandboxHeatMap(s *Sandboxes, title string) HeatMap {
+	h := HeatMap{Title: title, Corner: "attack"}
+	for _, sb := range s.Sandboxes {
+		h.Columns = append(h.Columns, sb.Name)
+	}
+	for _, at := range s.Attacks {
+		row := HeatRow{Label: at}
+		for _, sb := range s.Sandboxes {
+			c, ok := s.Cell(at, sb.Name)
+			cell := HeatCell{ID: at + "@" + sb.Name}
+			switch {
+			case sb.Skipped != "":
+				cell.State, cell.Text = NotRun, verdict.CellNotRun
+				cell.Tooltip = fmt.Sprintf("%s: not run: %s", cell.ID, sb.Skipped)
+			case !ok:
+				cell.State, cell.Text = NotRun, verdict.CellNotRun
+				cell.Tooltip = cell.ID + ": not run"
+			default:
+				cell.State, cell.Text = c.State, string(c.State)
+				if c.State == Stopped && c.Mechanism != "" {
+					cell.Text = c.Mechanism
+				}
+				cell.Tooltip = fmt.Sprintf("%s: %s\nevidence: %s\n%d ms", cell.ID, cell.Text, c.Evidence, c.MS)
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		h.Rows = append(h.Rows, row)
+	}
+	return h
+}

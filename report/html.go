@@ -198,3 +198,22 @@ func partHeading(s verdict.Suite, course, other string) string {
 	}
 	return suiteWord(s) + " " + other
 }
+
+// page draws the attack × sandbox matrix: one heat map, the attacks of
+// every suite as rows.
+func (s *Sandboxes) page(Options) (*page, error) {
+	escaped, na := 0, 0
+	for _, c := range s.Cells {
+		switch c.State {
+		case Escaped:
+			escaped++
+		case NotApplicable:
+			na++
+		}
+	}
+	p := &page{Title: "sandboxlab attack --sandbox", Who: s.Identity.who(), LeadBad: escaped > 0}
+	p.Lead = fmt.Sprintf("%d of %d cells escaped, %d not applicable, under %d sandboxes.", escaped, len(s.Cells), na, len(s.Sandboxes))
+	h := SandboxHeatMap(s, "Attack × sandbox")
+	p.Parts = append(p.Parts, pagePart{Heading: "Attack × sandbox", HeatMap: &h})
+	return p, nil
+}

@@ -233,3 +233,14 @@ func counter(done, total int) string {
 
 // roundDuration rounds d to seconds for people.
 func roundDuration(d time.Duration) time.Duration { return d.Round(time.Second) }
+
+// listFlag is a flag that may be given more than once (--sandbox,
+// --allow).
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}

@@ -243,13 +243,3 @@ func (f networkFlags) apply(n *sandbox.Network) error {
 	}
 	return nil
 }
-
-// listFlag is a flag that may be given more than once.
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-
-func (l *listFlag) Set(s string) error {
-	*l = append(*l, s)
-	return nil
-}
