@@ -18,10 +18,10 @@ type CellState string
 
 const (
 	// Stopped: something stopped the attack; the cell names it.
-	Stopped CellState = "stopped"
+	Stopped CellState = verdict.CellStopped
 	// Escaped: the attack got through where that is expected (below the
 	// level expected to stop it, or with nothing to judge against).
-	Escaped CellState = "escaped"
+	Escaped CellState = verdict.CellEscaped
 	// UnexpectedEscape: the attack got through at or above the level
 	// expected to stop it.
 	UnexpectedEscape CellState = "unexpected"
@@ -29,7 +29,7 @@ const (
 	// what the column lacks); never counted as stopped.
 	NotApplicable CellState = "n/a"
 	// NotRun: the cell was not part of the run.
-	NotRun CellState = "not run"
+	NotRun CellState = verdict.CellNotRun
 )
 
 // HeatMap is the view model of one matrix.
@@ -116,7 +116,7 @@ func AttackHeatMap(a *Attacks, title string, openedBy map[string][]string) HeatM
 					what = fmt.Sprintf("ESCAPED at or above L%d, the level expected to stop it", a.Expected[at])
 				case c.Escaped:
 					cell.State, cell.Text = Escaped, verdict.CellEscaped
-					what = "escaped"
+					what = verdict.CellEscaped
 				}
 				cell.Tooltip = fmt.Sprintf("%s: %s\nevidence: %s\n%d ms", name, what, c.Evidence, c.MS)
 			}

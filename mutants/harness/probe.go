@@ -89,13 +89,13 @@ type ProbeResult struct {
 func (r *ProbeResult) verdict() string {
 	switch {
 	case r.Check != nil && r.Check.Passed:
-		return "pass"
+		return verdict.CheckPassed
 	case r.Check != nil:
-		return "fail"
+		return verdict.CheckFailed
 	case r.Cell != nil && r.Cell.Escaped:
 		return verdict.CellEscaped
 	case r.Cell != nil:
-		return "stopped"
+		return verdict.CellStopped
 	}
 	return "none"
 }

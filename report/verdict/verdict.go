@@ -226,6 +226,16 @@ const (
 	ExitRunNotFound = 127
 )
 
+// Words of a probe's verdict, as a flaky probe's repeats are listed.
+const (
+	// CheckPassed and CheckFailed: a check's verdict.
+	CheckPassed = "pass"
+	CheckFailed = "fail"
+	// CellStopped: an attack cell the host saw stopped (CellEscaped: one
+	// that got through).
+	CellStopped = "stopped"
+)
+
 // Words of the attack matrix.
 const (
 	// CellEscaped: the host saw the attack's evidence.
