@@ -43,6 +43,10 @@ func (b *baseRun) reaches(probe string, defect mutants.ID) bool {
 	return b.reached[probe][string(defect)]
 }
 
+// baselineWeight is what a probe weighs in the pool before its baseline
+// run has measured it.
+const baselineWeight = 0.65
+
 // repeats is how many times each probe runs.
 func (r *Runner) repeats() int { return max(1, r.Repeat) }
 
@@ -59,8 +63,9 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 		runs[i] = make([]probeRun, n)
 		for k := range n {
 			// Nothing is known yet of what a probe costs: each counts as
-			// a whole CPU.
-			t := pl.enqueue(1)
+			// most of a core, three at once on two cores, as busy as the
+			// course's checks were made to hold.
+			t := pl.enqueue(baselineWeight)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

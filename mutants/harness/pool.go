@@ -13,9 +13,14 @@ import (
 // stay busy without being oversubscribed, which the checks' margins and
 // the programs' wall clocks need.
 //
-// Tasks are granted in the order they were queued; when the first one
-// waiting does not fit, lighter ones behind it may go first, but only a
-// bounded number of times, so that a heavy task is never starved.
+// Tasks are granted in the order they were queued, and when the first
+// one waiting does not fit, lighter ones behind it go first: the queue is
+// finite and sorted longest first, so a heavy task waits only until the
+// load falls below a core, which it soon does, and the cores never idle
+// behind it. A task weighs at most one core: a probe that briefly runs
+// two busy loops at once (the CPU-limit check) then oversubscribes a
+// little, which the checks' margins are made for, rather than hold the
+// queue until a whole machine is free.
 type pool struct {
 	jobs  int
 	cores float64
@@ -30,7 +35,6 @@ type pool struct {
 type ticket struct {
 	weight  float64
 	granted chan struct{}
-	passed  int // how many times a later ticket went first
 	done    bool
 }
 
@@ -38,9 +42,9 @@ func newPool(jobs int, cores float64) *pool {
 	return &pool{jobs: max(1, jobs), cores: max(1, cores)}
 }
 
-// enqueue queues a task of the given weight (clamped to [0.05, cores]).
+// enqueue queues a task of the given weight (clamped to [0.05, 1]).
 func (p *pool) enqueue(weight float64) *ticket {
-	t := &ticket{weight: min(max(weight, 0.05), p.cores), granted: make(chan struct{})}
+	t := &ticket{weight: min(max(weight, 0.05), 1), granted: make(chan struct{})}
 	p.mu.Lock()
 	p.queue = append(p.queue, t)
 	p.dispatch()
@@ -94,17 +98,8 @@ func (p *pool) dispatch() {
 	for i := 0; i < len(p.queue) && p.running < p.jobs; {
 		t := p.queue[i]
 		if !p.fits(t) {
-			// Let lighter tickets behind the first go first, a bounded
-			// number of times; a ticket that has waited long blocks the
-			// queue until it fits.
-			if t.passed >= 2*p.jobs {
-				return
-			}
-			i++
+			i++ // lighter tickets behind it may fit
 			continue
-		}
-		for _, before := range p.queue[:i] {
-			before.passed++
 		}
 		p.queue = append(p.queue[:i], p.queue[i+1:]...)
 		p.running++

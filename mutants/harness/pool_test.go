@@ -1,0 +1,54 @@
+package harness
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// granted reports whether t has been granted.
+func granted(t *ticket) bool {
+	select {
+	case <-t.granted:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestPoolShares: tasks are admitted while their expected CPU fits the
+// cores and the jobs cap; a heavy one that does not fit lets lighter ones
+// by; a place given back admits the next; a cancelled wait leaves the
+// queue.
+func TestPoolShares(t *testing.T) {
+	p := newPool(3, 2)
+	a, b := p.enqueue(1), p.enqueue(0.9)
+	assert.Check(t, granted(a) && granted(b), "two heavy tasks on two cores")
+	c := p.enqueue(1)    // does not fit: 1.9 in use
+	d := p.enqueue(0.05) // fits, behind it
+	assert.Check(t, !granted(c))
+	assert.Check(t, granted(d), "a light task goes by a heavy one that waits")
+	e := p.enqueue(0.05)
+	assert.Check(t, !granted(e), "the jobs cap holds")
+
+	release, err := p.wait(context.Background(), a)
+	assert.NilError(t, err)
+	release()
+	assert.Check(t, granted(c), "the place given back goes to the first that fits")
+	release() // twice does nothing
+	assert.Check(t, is.Equal(p.running, 3))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err = p.wait(ctx, e)
+	assert.Check(t, is.ErrorIs(err, context.DeadlineExceeded))
+	assert.Check(t, is.Len(p.queue, 0), "a cancelled wait leaves the queue")
+
+	heavy := p.enqueue(5)
+	assert.Check(t, is.Equal(heavy.weight, 1.0), "a task weighs at most a core")
+	idle := newPool(4, 2)
+	assert.Check(t, granted(idle.enqueue(1)) && granted(idle.enqueue(1)))
+}
