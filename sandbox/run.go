@@ -176,7 +176,10 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 	sup.stop()
 	o.stoppedBy = sup.reason
 	// After a normal end only: a stopped run was killed by the supervisor.
-	if p.Limits.Sweep && sup.reason == "" && !mutants.On(mutants.NoSweep) {
+	// In a PID namespace of its own the kernel has swept already: when the
+	// program, its PID 1, ended, it killed every other process of the
+	// namespace, and Wait returned only once they were all gone.
+	if p.Limits.Sweep && sup.reason == "" && !mutants.On(mutants.NoSweep) && !ownPIDNamespace(cmd) {
 		killRun(cmd.Process.Pid, true)
 	}
 	drain(readers, ps)
@@ -186,6 +189,13 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 		o.group, o.groupErr = &st, errors.Join(rg.joinFailed, err)
 	}
 	return o
+}
+
+// ownPIDNamespace reports whether cmd was started in a PID namespace of
+// its own (not so under the no_pid_ns defect, or when fail_open fell back
+// to a bare start).
+func ownPIDNamespace(cmd *exec.Cmd) bool {
+	return cmd.SysProcAttr != nil && cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWPID != 0
 }
 
 // startSupervisor starts watching the program with pid under p.
