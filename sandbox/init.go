@@ -66,9 +66,19 @@ type initConfig struct {
 	DropCaps bool `json:"drop_caps,omitempty"`
 	// Rlimits are set last, just before exec.
 	Rlimits []rlimit `json:"rlimits,omitempty"`
+	// OwnEnv is how many entries at the head of the init's environment
+	// are the init's own (initEnv): the program gets the rest.
+	OwnEnv int `json:"own_env,omitempty"`
 }
 
-func init() { reexec.Register(initArg0, initMain) }
+// initEnv is the init's own environment, put before the program's and
+// dropped again at exec. The Go runtime reads it before any of the
+// init's code runs (the first of a repeated name wins): with one
+// processor from the start, setting it to one later costs no stop of
+// the world.
+var initEnv = []string{"GOMAXPROCS=1"}
+
+func init() { reexec.RegisterEarly(initArg0, initMain) }
 
 // initMain is the init's body: argv is the JSON config and the program's
 // path and arguments.
@@ -77,11 +87,18 @@ func initMain(args []string) int {
 		fmt.Fprintln(os.Stderr, initArg0+": want CONFIG PROGRAM [ARGS]")
 		return 125
 	}
-	// Mounts, capabilities and no_new_privs are per thread or must be
-	// followed by exec from the thread that set them: stay on one.
-	runtime.GOMAXPROCS(1)
-	runtime.LockOSThread()
 	errPipe := os.NewFile(initErrFD, "init-errors")
+	// Mounts, capabilities and no_new_privs are per thread or must be
+	// followed by exec from the thread that set them: stay on one. The
+	// init runs from a package initialiser (reexec.RegisterEarly), and Go
+	// runs every initialiser on the process's first thread, without the
+	// template thread that runtime.LockOSThread would start; refuse to go
+	// on anywhere else.
+	runtime.GOMAXPROCS(1)
+	if unix.Gettid() != unix.Getpid() {
+		fmt.Fprint(errPipe, "setup: the init is not on its first thread")
+		return 125
+	}
 	// Descriptors the harness inherited without close-on-exec would pass
 	// straight into the program: close everything above stderr at exec.
 	unix.CloseRange(initErrFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
@@ -157,14 +174,18 @@ func runInit(config string, argv []string) error {
 			return fmt.Errorf("setup: installing the system-call filter: %w", err)
 		}
 	}
-	return execWithLimits(argv, cfg.Rlimits)
+	env := os.Environ()
+	if cfg.OwnEnv > len(env) {
+		return fmt.Errorf("setup: the init's environment lacks its own %d entries", cfg.OwnEnv)
+	}
+	return execWithLimits(argv, env[cfg.OwnEnv:], cfg.Rlimits)
 }
 
 // execWithLimits sets the resource limits and execs the program without
 // allocating in between: under RLIMIT_AS the Go runtime may be unable to
 // map another heap arena, and a failed allocation would crash the init
 // instead of running the program. It returns only on failure.
-func execWithLimits(argv []string, rlimits []rlimit) error {
+func execWithLimits(argv, environ []string, rlimits []rlimit) error {
 	path, err := unix.BytePtrFromString(argv[0])
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
@@ -173,7 +194,7 @@ func execWithLimits(argv []string, rlimits []rlimit) error {
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
 	}
-	env, err := cStrings(os.Environ())
+	env, err := cStrings(environ)
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
 	}

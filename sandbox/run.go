@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -424,6 +425,8 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 	if !l.needsInit() {
 		return cmd, nil
 	}
+	own := initOwnEnv(env)
+	l.cfg.OwnEnv = len(own)
 	b, err := json.Marshal(l.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the init's config: %w", err)
@@ -433,8 +436,23 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 	}
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = append([]string{initArg0, string(b)}, cmd.Args...)
+	cmd.Env = append(own, cmd.Env...)
 	cmd.ExtraFiles = append([]*os.File{ps.initW}, cmd.ExtraFiles...) // initW becomes initErrFD
 	return cmd, nil
+}
+
+// initOwnEnv returns the entries of initEnv whose names env lacks: os/exec
+// keeps only the last entry of a name that appears twice, and the
+// program's own value must reach the program.
+func initOwnEnv(env []string) []string {
+	var own []string
+	for _, kv := range initEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") }) {
+			own = append(own, kv)
+		}
+	}
+	return own
 }
 
 // privateDirs are the scratch directories the init makes private.
