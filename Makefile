@@ -2,6 +2,12 @@
 GO      ?= go
 BIN     := bin/sandboxlab
 
+# A static binary: every process of a run (the CLI, the re-executed init)
+# starts without the dynamic loader, libc and the cgo runtime's thread
+# start-up: about 1 ms sooner each. Nothing here needs cgo: the
+# resolver and os/user have pure Go forms.
+export CGO_ENABLED ?= 0
+
 .PHONY: build test vet bench report tables clean
 
 build:
