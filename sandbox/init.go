@@ -51,8 +51,9 @@ type initConfig struct {
 	Session string   `json:"session,omitempty"`
 	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
 	FreshKeyring bool `json:"fresh_keyring,omitempty"`
-	// CgroupGate makes the init wait on cgroupGateFD, before anything
-	// else, until the parent has put it into the run's control group.
+	// CgroupGate makes the init wait on cgroupGateFD, before it restricts
+	// itself and execs the program, until the parent has put it into the
+	// run's control group.
 	CgroupGate bool `json:"cgroup_gate,omitempty"`
 	// Landlock restricts the filesystem (see Hardened.Landlock); nil: no
 	// Landlock. LandlockABI is the least ABI accepted.
@@ -117,11 +118,6 @@ func runInit(config string, argv []string) error {
 	if err := mutants.Enable(cfg.Defect); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
-	if cfg.CgroupGate {
-		if err := awaitCgroup(); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-	}
 	if cfg.PrivateMounts {
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 			return fmt.Errorf("setup: making mounts private: %w", err)
@@ -157,6 +153,14 @@ func runInit(config string, argv []string) error {
 	if cfg.NoNewPrivs {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("setup: setting no_new_privs: %w", err)
+		}
+	}
+	// Only the program must start in the run's control group. Joining
+	// one (cgroup v1) waits for RCU grace periods in the parent, so the
+	// wait comes as late as it can, after the set-up it overlaps with.
+	if cfg.CgroupGate {
+		if err := awaitCgroup(); err != nil {
+			return fmt.Errorf("setup: %w", err)
 		}
 	}
 	if cfg.Landlock != nil {

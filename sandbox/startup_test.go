@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,6 +29,34 @@ func TestInitEnvNotPassedOn(t *testing.T) {
 			assert.NilError(t, err)
 			assert.Check(t, is.Equal(res.Stdout, strings.Join(env, "\n")+"\n"), "L%d", n)
 			assert.Check(t, s.Close())
+		}
+	}
+}
+
+// TestProgramStartsInItsGroup: the init joins the run's control group
+// late, but before the exec: the program's first look at its groups
+// finds it in the run's own, in every controller that enforces a limit.
+func TestProgramStartsInItsGroup(t *testing.T) {
+	hardenedHere(t)
+	root := testRoot(t)
+	for range 5 {
+		s, err := NewSession(Options{Policy: MustPreset(6), Root: root})
+		assert.NilError(t, err)
+		res, err := s.Run(context.Background(), Command{Path: "/bin/cat", Args: []string{"/proc/self/cgroup"}})
+		assert.NilError(t, err)
+		assert.Check(t, s.Close())
+		own := "/sandboxlab-run-" + strconv.Itoa(os.Getpid()) + "-"
+		for _, ctl := range []string{"memory", "pids"} {
+			line := ""
+			for _, l := range strings.Split(res.Stdout, "\n") {
+				if f := strings.SplitN(l, ":", 3); len(f) == 3 && (f[1] == ctl || f[1] == "") {
+					line = l // v1: the controller's line; v2: the unified one
+					if f[1] == ctl {
+						break
+					}
+				}
+			}
+			assert.Check(t, strings.Contains(line, own), "%s: %q in\n%s", ctl, line, res.Stdout)
 		}
 	}
 }
