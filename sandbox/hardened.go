@@ -2,10 +2,11 @@ package sandbox
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
+
+	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
 	"sandboxlab/sandbox/cgroup"
@@ -131,16 +132,21 @@ func (rg *runGroup) discard() {
 }
 
 // awaitCgroup runs in the init: it waits until the parent has put it into
-// the run's group.
+// the run's group. It reads with a bare read(2), since by then the init
+// is under its Landlock rules and system-call filter.
 func awaitCgroup() error {
-	gate := os.NewFile(cgroupGateFD, "cgroup-gate")
-	defer gate.Close()
+	defer unix.Close(cgroupGateFD)
 	var b [1]byte
-	if n, err := gate.Read(b[:]); n != 1 {
-		if err == nil || err == io.EOF {
+	for {
+		n, err := unix.Read(cgroupGateFD, b[:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return fmt.Errorf("waiting to join the run's control group: %w", err)
+		case n != 1:
 			return fmt.Errorf("the run's control group was not joined")
 		}
-		return fmt.Errorf("waiting to join the run's control group: %w", err)
+		return nil
 	}
-	return nil
 }

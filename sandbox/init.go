@@ -51,9 +51,9 @@ type initConfig struct {
 	Session string   `json:"session,omitempty"`
 	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
 	FreshKeyring bool `json:"fresh_keyring,omitempty"`
-	// CgroupGate makes the init wait on cgroupGateFD, before it restricts
-	// itself and execs the program, until the parent has put it into the
-	// run's control group.
+	// CgroupGate makes the init wait on cgroupGateFD, just before it
+	// execs the program, until the parent has put it into the run's
+	// control group.
 	CgroupGate bool `json:"cgroup_gate,omitempty"`
 	// Landlock restricts the filesystem (see Hardened.Landlock); nil: no
 	// Landlock. LandlockABI is the least ABI accepted.
@@ -155,20 +155,13 @@ func runInit(config string, argv []string) error {
 			return fmt.Errorf("setup: setting no_new_privs: %w", err)
 		}
 	}
-	// Only the program must start in the run's control group. Joining
-	// one (cgroup v1) waits for RCU grace periods in the parent, so the
-	// wait comes as late as it can, after the set-up it overlaps with.
-	if cfg.CgroupGate {
-		if err := awaitCgroup(); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-	}
 	if cfg.Landlock != nil {
 		if _, err := landlock.Restrict(*cfg.Landlock, cfg.LandlockABI); err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
 	}
-	// The filter goes last: after it the init only sets limits and execs.
+	// The filter goes last: after it the init only waits for its control
+	// group, sets limits and execs.
 	if cfg.SyscallFilter && !mutants.On(mutants.NoSeccomp) {
 		prog, err := seccomp.Build()
 		if err == nil {
@@ -176,6 +169,15 @@ func runInit(config string, argv []string) error {
 		}
 		if err != nil {
 			return fmt.Errorf("setup: installing the system-call filter: %w", err)
+		}
+	}
+	// Only the program must start in the run's control group. Joining one
+	// on cgroup v1 waits in the parent for an RCU grace period (1 to 5 ms
+	// here), so the init waits for it as late as it can, after all the
+	// set-up that overlaps with it.
+	if cfg.CgroupGate {
+		if err := awaitCgroup(); err != nil {
+			return fmt.Errorf("setup: %w", err)
 		}
 	}
 	env := os.Environ()

@@ -2,13 +2,21 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"sandboxlab/sandbox/reexec"
 )
 
 // TestInitEnvNotPassedOn: the init starts with a GOMAXPROCS of its own
@@ -58,5 +66,43 @@ func TestProgramStartsInItsGroup(t *testing.T) {
 			}
 			assert.Check(t, strings.Contains(line, own), "%s: %q in\n%s", ctl, line, res.Stdout)
 		}
+	}
+}
+
+// TestInitWaitsForItsGroup runs the init by hand (no namespaces, nothing
+// to mount): told to wait for its control group, it execs the program
+// once the parent lets it go, and refuses, running nothing, when the
+// parent closes the gate without a word (it could not add the init).
+func TestInitWaitsForItsGroup(t *testing.T) {
+	cfg, err := json.Marshal(initConfig{CgroupGate: true})
+	assert.NilError(t, err)
+	for _, joined := range []bool{true, false} {
+		marker := filepath.Join(t.TempDir(), "ran")
+		errR, errW, err := os.Pipe()
+		assert.NilError(t, err)
+		gateR, gateW, err := os.Pipe()
+		assert.NilError(t, err)
+		cmd := reexec.Command(initArg0, string(cfg), "/usr/bin/touch", marker)
+		cmd.ExtraFiles = []*os.File{errW, gateR} // initErrFD, cgroupGateFD
+		assert.NilError(t, cmd.Start())
+		errW.Close()
+		gateR.Close()
+		if joined {
+			gateW.Write([]byte{1})
+		}
+		gateW.Close()
+		report, _ := io.ReadAll(errR)
+		errR.Close()
+		err = cmd.Wait()
+		_, statErr := os.Stat(marker)
+		if joined {
+			assert.Check(t, err, "report %q", report)
+			assert.Check(t, statErr, "the program ran")
+			continue
+		}
+		assert.Check(t, is.Equal(string(report), "setup: the run's control group was not joined"))
+		assert.Check(t, errors.Is(statErr, fs.ErrNotExist), "the program must not run: %v", statErr)
+		var exit *exec.ExitError
+		assert.Check(t, errors.As(err, &exit) && exit.ExitCode() == 125, "%v", err)
 	}
 }
