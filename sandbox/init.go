@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -29,47 +28,47 @@ const initArg0 = "sandboxlab-init"
 // It is close-on-exec, so a successful exec closes it with nothing written.
 const initErrFD = 3
 
-// initConfig is what the init needs to know, passed as JSON in argv[1].
-// The program's path and arguments follow in argv[2:]; its environment is
-// the init's own.
+// initConfig is what the init needs to know, passed in argv[1] (see
+// encodeConfig). The program's path and arguments follow in argv[2:]; its
+// environment is the init's own, less the head the init keeps (OwnEnv).
 type initConfig struct {
 	// Defect is the planted defect active in the harness ("" for none). It
 	// travels on the command line, never in the environment, and is gone
 	// once the init execs the program.
-	Defect string `json:"defect,omitempty"`
+	Defect string
 	// PrivateMounts makes every mount private before anything is mounted
 	// (CLONE_NEWNS alone does not stop propagation to the host).
-	PrivateMounts bool `json:"private_mounts,omitempty"`
+	PrivateMounts bool
 	// MountProc mounts a fresh /proc for the new PID namespace.
-	MountProc bool `json:"mount_proc,omitempty"`
+	MountProc bool
 	// Hide lists paths to cover (see Filesystem.Hide).
-	Hide []string `json:"hide,omitempty"`
+	Hide []string
 	// Private lists directories to cover with a private tmpfs, and Session
 	// is the session's directory, bound back in at its path (see
 	// Filesystem.Private).
-	Private []string `json:"private,omitempty"`
-	Session string   `json:"session,omitempty"`
+	Private []string
+	Session string
 	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
-	FreshKeyring bool `json:"fresh_keyring,omitempty"`
+	FreshKeyring bool
 	// CgroupGate makes the init wait on cgroupGateFD, just before it
 	// execs the program, until the parent has put it into the run's
 	// control group.
-	CgroupGate bool `json:"cgroup_gate,omitempty"`
+	CgroupGate bool
 	// Landlock restricts the filesystem (see Hardened.Landlock); nil: no
 	// Landlock. LandlockABI is the least ABI accepted.
-	Landlock    *landlock.Rules `json:"landlock,omitempty"`
-	LandlockABI int             `json:"landlock_abi,omitempty"`
+	Landlock    *landlock.Rules
+	LandlockABI int
 	// SyscallFilter installs the seccomp filter (see Hardened.SyscallFilter).
-	SyscallFilter bool `json:"syscall_filter,omitempty"`
+	SyscallFilter bool
 	// NoNewPrivs sets no_new_privs (see Hardened.NoNewPrivs).
-	NoNewPrivs bool `json:"no_new_privs,omitempty"`
+	NoNewPrivs bool
 	// DropCaps drops every capability (see Filesystem.DropCapabilities).
-	DropCaps bool `json:"drop_caps,omitempty"`
+	DropCaps bool
 	// Rlimits are set last, just before exec.
-	Rlimits []rlimit `json:"rlimits,omitempty"`
+	Rlimits []rlimit
 	// OwnEnv is how many entries at the head of the init's environment
 	// are the init's own (initEnv): the program gets the rest.
-	OwnEnv int `json:"own_env,omitempty"`
+	OwnEnv int
 }
 
 // initEnv is the init's own environment, put before the program's and
@@ -81,7 +80,7 @@ var initEnv = []string{"GOMAXPROCS=1"}
 
 func init() { reexec.RegisterEarly(initArg0, initMain) }
 
-// initMain is the init's body: argv is the JSON config and the program's
+// initMain is the init's body: argv is the encoded config and the program's
 // path and arguments.
 func initMain(args []string) int {
 	if len(args) < 2 {
@@ -112,8 +111,8 @@ func initMain(args []string) int {
 // failure.
 func runInit(config string, argv []string) error {
 	var cfg initConfig
-	if err := json.Unmarshal([]byte(config), &cfg); err != nil {
-		return fmt.Errorf("setup: decoding init config: %w", err)
+	if err := decodeConfig(config, &cfg); err != nil {
+		return fmt.Errorf("setup: %w", err)
 	}
 	if err := mutants.Enable(cfg.Defect); err != nil {
 		return fmt.Errorf("setup: %w", err)

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -427,15 +426,15 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 	}
 	own := initOwnEnv(env)
 	l.cfg.OwnEnv = len(own)
-	b, err := json.Marshal(l.cfg)
+	config, err := encodeConfig(l.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the init's config: %w", err)
+		return nil, err
 	}
 	if err := ps.openInit(); err != nil {
 		return nil, fmt.Errorf("creating the init's error pipe: %w", err)
 	}
 	cmd.Path = "/proc/self/exe"
-	cmd.Args = append([]string{initArg0, string(b)}, cmd.Args...)
+	cmd.Args = append([]string{initArg0, config}, cmd.Args...)
 	cmd.Env = append(own, cmd.Env...)
 	cmd.ExtraFiles = append([]*os.File{ps.initW}, cmd.ExtraFiles...) // initW becomes initErrFD
 	return cmd, nil

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -74,7 +73,7 @@ func TestProgramStartsInItsGroup(t *testing.T) {
 // once the parent lets it go, and refuses, running nothing, when the
 // parent closes the gate without a word (it could not add the init).
 func TestInitWaitsForItsGroup(t *testing.T) {
-	cfg, err := json.Marshal(initConfig{CgroupGate: true})
+	cfg, err := encodeConfig(initConfig{CgroupGate: true})
 	assert.NilError(t, err)
 	for _, joined := range []bool{true, false} {
 		marker := filepath.Join(t.TempDir(), "ran")
@@ -82,7 +81,7 @@ func TestInitWaitsForItsGroup(t *testing.T) {
 		assert.NilError(t, err)
 		gateR, gateW, err := os.Pipe()
 		assert.NilError(t, err)
-		cmd := reexec.Command(initArg0, string(cfg), "/usr/bin/touch", marker)
+		cmd := reexec.Command(initArg0, cfg, "/usr/bin/touch", marker)
 		cmd.ExtraFiles = []*os.File{errW, gateR} // initErrFD, cgroupGateFD
 		assert.NilError(t, cmd.Start())
 		errW.Close()
