@@ -50,10 +50,10 @@ type initConfig struct {
 	Session string
 	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
 	FreshKeyring bool
-	// CgroupGate makes the init wait on cgroupGateFD, just before it
-	// execs the program, until the parent has put it into the run's
-	// control group.
-	CgroupGate bool
+	// CgroupTasks is how many tasks files of the run's control group (one
+	// per cgroup v1 hierarchy) the init holds from cgroupTasksFD on: it
+	// joins the group through them just before it execs the program.
+	CgroupTasks int
 	// Landlock restricts the filesystem (see Hardened.Landlock); nil: no
 	// Landlock. LandlockABI is the least ABI accepted.
 	Landlock    *landlock.Rules
@@ -159,7 +159,7 @@ func runInit(config string, argv []string) error {
 			return fmt.Errorf("setup: %w", err)
 		}
 	}
-	// The filter goes last: after it the init only waits for its control
+	// The filter goes last: after it the init only joins its control
 	// group, sets limits and execs.
 	if cfg.SyscallFilter && !mutants.On(mutants.NoSeccomp) {
 		prog, err := seccomp.Build()
@@ -170,12 +170,10 @@ func runInit(config string, argv []string) error {
 			return fmt.Errorf("setup: installing the system-call filter: %w", err)
 		}
 	}
-	// Only the program must start in the run's control group. Joining one
-	// on cgroup v1 waits in the parent for an RCU grace period (1 to 5 ms
-	// here), so the init waits for it as late as it can, after all the
-	// set-up that overlaps with it.
-	if cfg.CgroupGate {
-		if err := awaitCgroup(); err != nil {
+	// The program must start in the run's control group, and the init's
+	// own set-up need not: it joins last, from the thread that execs.
+	if cfg.CgroupTasks > 0 {
+		if err := joinCgroup(cfg.CgroupTasks); err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
 	}

@@ -122,7 +122,7 @@ func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup) (*exec
 	started := time.Now()
 	err = cmd.Start()
 	if err != nil && p.userNS() && mutants.On(mutants.FailOpen) {
-		cmd, err = startBare(p, c, cwd, dir, ps, err)
+		cmd, err = startBare(p, c, cwd, dir, ps, rg, err)
 	}
 	ps.closeChildEnds()
 	if rg != nil {
@@ -130,9 +130,6 @@ func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup) (*exec
 	}
 	if err != nil {
 		return nil, time.Time{}, startError(p, c, err)
-	}
-	if rg != nil {
-		rg.release(cmd.Process.Pid)
 	}
 	return cmd, started, nil
 }
@@ -186,7 +183,7 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 	o.state = cmd.ProcessState
 	if rg != nil {
 		st, err := rg.finish()
-		o.group, o.groupErr = &st, errors.Join(rg.joinFailed, err)
+		o.group, o.groupErr = &st, err
 	}
 	return o
 }
@@ -227,9 +224,6 @@ func drain(readers *sync.WaitGroup, ps *pipes) {
 // kept it from taking place.
 func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	if o.setupErr != "" {
-		if o.groupErr != nil {
-			return nil, fmt.Errorf("%w: joining the run's control group: %v", ErrUnavailable, o.groupErr)
-		}
 		return nil, initError(o.setupErr, c.Path)
 	}
 	if o.state == nil {
@@ -329,11 +323,14 @@ func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup) (*e
 }
 
 // startBare is the fail_open defect's fallback: it warns that the
-// namespaces could not be made and starts the program without them.
-func startBare(p Policy, c Command, cwd, dir string, ps *pipes, nsErr error) (*exec.Cmd, error) {
+// namespaces could not be made and starts the program without them (in
+// rg, when there is one).
+func startBare(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, nsErr error) (*exec.Cmd, error) {
 	fmt.Fprintf(os.Stderr, "sandbox: namespaces unavailable (%v); running without them\n", nsErr)
 	ps.closeInit() // the new command gets a pipe of its own
-	cmd, err := hostLaunch(p).command(c, environment(p, c, dir), cwd, ps)
+	l := hostLaunch(p)
+	l.group = rg
+	cmd, err := l.command(c, environment(p, c, dir), cwd, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +469,7 @@ func privateDirs(dirs []string) []string {
 
 // needsInit reports whether there is anything for an init to do.
 func (l launch) needsInit() bool {
-	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps || l.cfg.FreshKeyring || l.cfg.CgroupGate
+	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps || l.cfg.FreshKeyring || l.cfg.CgroupTasks > 0
 }
 
 // nsHint says what usually lies behind the kernel's refusal to make a

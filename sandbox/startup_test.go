@@ -68,40 +68,29 @@ func TestProgramStartsInItsGroup(t *testing.T) {
 	}
 }
 
-// TestInitWaitsForItsGroup runs the init by hand (no namespaces, nothing
-// to mount): told to wait for its control group, it execs the program
-// once the parent lets it go, and refuses, running nothing, when the
-// parent closes the gate without a word (it could not add the init).
-func TestInitWaitsForItsGroup(t *testing.T) {
-	cfg, err := encodeConfig(initConfig{CgroupGate: true})
+// TestInitRefusesOutsideItsGroup runs the init by hand (no namespaces,
+// nothing to mount) with a "tasks file" it cannot write, as when the
+// group has gone: it refuses, saying why, and runs nothing.
+// (TestProgramStartsInItsGroup has it join a real group.)
+func TestInitRefusesOutsideItsGroup(t *testing.T) {
+	cfg, err := encodeConfig(initConfig{CgroupTasks: 1})
 	assert.NilError(t, err)
-	for _, joined := range []bool{true, false} {
-		marker := filepath.Join(t.TempDir(), "ran")
-		errR, errW, err := os.Pipe()
-		assert.NilError(t, err)
-		gateR, gateW, err := os.Pipe()
-		assert.NilError(t, err)
-		cmd := reexec.Command(initArg0, cfg, "/usr/bin/touch", marker)
-		cmd.ExtraFiles = []*os.File{errW, gateR} // initErrFD, cgroupGateFD
-		assert.NilError(t, cmd.Start())
-		errW.Close()
-		gateR.Close()
-		if joined {
-			gateW.Write([]byte{1})
-		}
-		gateW.Close()
-		report, _ := io.ReadAll(errR)
-		errR.Close()
-		err = cmd.Wait()
-		_, statErr := os.Stat(marker)
-		if joined {
-			assert.Check(t, err, "report %q", report)
-			assert.Check(t, statErr, "the program ran")
-			continue
-		}
-		assert.Check(t, is.Equal(string(report), "setup: the run's control group was not joined"))
-		assert.Check(t, errors.Is(statErr, fs.ErrNotExist), "the program must not run: %v", statErr)
-		var exit *exec.ExitError
-		assert.Check(t, errors.As(err, &exit) && exit.ExitCode() == 125, "%v", err)
-	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	errR, errW, err := os.Pipe()
+	assert.NilError(t, err)
+	defer errR.Close()
+	tasks, err := os.Open(os.DevNull) // read-only: the write fails
+	assert.NilError(t, err)
+	defer tasks.Close()
+	cmd := reexec.Command(initArg0, cfg, "/usr/bin/touch", marker)
+	cmd.ExtraFiles = []*os.File{errW, tasks} // initErrFD, cgroupTasksFD
+	assert.NilError(t, cmd.Start())
+	errW.Close()
+	report, _ := io.ReadAll(errR)
+	err = cmd.Wait()
+	assert.Check(t, is.Equal(string(report), "setup: joining the run's control group: bad file descriptor"))
+	_, statErr := os.Stat(marker)
+	assert.Check(t, errors.Is(statErr, fs.ErrNotExist), "the program must not run: %v", statErr)
+	var exit *exec.ExitError
+	assert.Check(t, errors.As(err, &exit) && exit.ExitCode() == 125, "%v", err)
 }
