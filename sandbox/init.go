@@ -20,8 +20,8 @@ import (
 
 // initArg0 is the argv[0] under which the sandbox re-executes its own
 // binary (/proc/self/exe) as the in-namespace init. Any program that
-// imports this package can serve as the init, once its main calls
-// reexec.Init first thing.
+// imports this package serves as the init: it takes over from this
+// package's initialiser (reexec.RegisterEarly).
 const initArg0 = "sandboxlab-init"
 
 // initErrFD is the descriptor on which the init reports a failed set-up.
