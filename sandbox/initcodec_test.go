@@ -68,7 +68,7 @@ func TestInitConfigRefusals(t *testing.T) {
 	_, err := encodeConfig(withMap{})
 	assert.Check(t, is.ErrorContains(err, "withMap.M is a map, which the init cannot read"))
 	type unexported struct{ a int }
-	_, err = encodeConfig(unexported{})
+	_, err = encodeConfig(unexported{a: 1})
 	assert.Check(t, is.ErrorContains(err, "unexported.a is unexported"))
 	s, err := encodeConfig(initConfig{Hide: []string{"/root"}})
 	assert.NilError(t, err)
