@@ -154,8 +154,8 @@ type outcome struct {
 	setupErr       string // what the init reported ("" when it exec'd)
 	stdout, stderr *stream
 	// group is what the kernel counted in the run's control group
-	// (nil without one); groupErr says why it could not be read, or why
-	// the init could not join the group.
+	// (nil without one); groupErr says why it could not be read or
+	// removed. (An init that could not join the group says so itself.)
 	group    *cgroup.Stats
 	groupErr error
 }
