@@ -12,12 +12,15 @@
 //
 // From L1 up the program is started through this binary re-executed as an
 // in-namespace init (see package reexec), which mounts, drops privileges,
-// sets limits and execs the program. From L4 up a policy may name
-// destinations (Network.Allow): the program then reaches them, and only
-// them, through the egress proxy (package egress), which runs in the
-// calling process and logs every request into the Result. A program that embeds the sandbox
-// calls reexec.Init first thing in main. When the isolation a policy asks
-// for cannot be had, Run returns ErrUnavailable and runs nothing.
+// sets limits and execs the program. The init takes the process over from
+// this package's initialiser (reexec.RegisterEarly), before main and the
+// packages initialised after this one; a program that embeds the sandbox
+// still calls reexec.Init first thing in main, for the other helpers.
+// From L4 up a policy may name destinations (Network.Allow): the program
+// then reaches them, and only them, through the egress proxy (package
+// egress), which runs in the calling process and logs every request into
+// the Result. When the isolation a policy asks for cannot be had, Run
+// returns ErrUnavailable and runs nothing.
 //
 // The flow is one way: Policy → Run → Result; judging a Result (checks,
 // attacks, the mutation harness) and rendering it (report) happen in

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -21,73 +20,91 @@ import (
 
 // initArg0 is the argv[0] under which the sandbox re-executes its own
 // binary (/proc/self/exe) as the in-namespace init. Any program that
-// imports this package can serve as the init, once its main calls
-// reexec.Init first thing.
+// imports this package serves as the init: it takes over from this
+// package's initialiser (reexec.RegisterEarly).
 const initArg0 = "sandboxlab-init"
 
 // initErrFD is the descriptor on which the init reports a failed set-up.
 // It is close-on-exec, so a successful exec closes it with nothing written.
 const initErrFD = 3
 
-// initConfig is what the init needs to know, passed as JSON in argv[1].
-// The program's path and arguments follow in argv[2:]; its environment is
-// the init's own.
+// initConfig is what the init needs to know, passed in argv[1] (see
+// encodeConfig). The program's path and arguments follow in argv[2:]; its
+// environment is the init's own, less the head the init keeps (OwnEnv).
 type initConfig struct {
 	// Defect is the planted defect active in the harness ("" for none). It
 	// travels on the command line, never in the environment, and is gone
 	// once the init execs the program.
-	Defect string `json:"defect,omitempty"`
+	Defect string
 	// Cover is the descriptor on which the init reports the planted sites
 	// it asks, when the harness records coverage (0: it does not).
-	Cover int `json:"cover,omitempty"`
+	Cover int
 	// PrivateMounts makes every mount private before anything is mounted
 	// (CLONE_NEWNS alone does not stop propagation to the host).
-	PrivateMounts bool `json:"private_mounts,omitempty"`
+	PrivateMounts bool
 	// MountProc mounts a fresh /proc for the new PID namespace.
-	MountProc bool `json:"mount_proc,omitempty"`
+	MountProc bool
 	// Hide lists paths to cover (see Filesystem.Hide).
-	Hide []string `json:"hide,omitempty"`
+	Hide []string
 	// Private lists directories to cover with a private tmpfs, and Session
 	// is the session's directory, bound back in at its path (see
 	// Filesystem.Private).
-	Private []string `json:"private,omitempty"`
-	Session string   `json:"session,omitempty"`
+	Private []string
+	Session string
 	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
-	FreshKeyring bool `json:"fresh_keyring,omitempty"`
-	// CgroupGate makes the init wait on cgroupGateFD, before anything
-	// else, until the parent has put it into the run's control group.
-	CgroupGate bool `json:"cgroup_gate,omitempty"`
+	FreshKeyring bool
+	// CgroupTasks is how many tasks files of the run's control group (one
+	// per cgroup v1 hierarchy) the init holds from cgroupTasksFD on: it
+	// joins the group through them just before it execs the program.
+	CgroupTasks int
 	// Landlock restricts the filesystem (see Hardened.Landlock); nil: no
 	// Landlock. LandlockABI is the least ABI accepted.
-	Landlock    *landlock.Rules `json:"landlock,omitempty"`
-	LandlockABI int             `json:"landlock_abi,omitempty"`
+	Landlock    *landlock.Rules
+	LandlockABI int
 	// SyscallFilter installs the seccomp filter (see Hardened.SyscallFilter).
-	SyscallFilter bool `json:"syscall_filter,omitempty"`
+	SyscallFilter bool
 	// NoNewPrivs sets no_new_privs (see Hardened.NoNewPrivs).
-	NoNewPrivs bool `json:"no_new_privs,omitempty"`
+	NoNewPrivs bool
 	// DropCaps drops every capability (see Filesystem.DropCapabilities).
-	DropCaps bool `json:"drop_caps,omitempty"`
+	DropCaps bool
 	// Rlimits are set last, just before exec.
-	Rlimits []rlimit `json:"rlimits,omitempty"`
+	Rlimits []rlimit
+	// OwnEnv is how many entries at the head of the init's environment
+	// are the init's own (initEnv): the program gets the rest.
+	OwnEnv int
 	// Egress opens the program's way to the egress proxy (see
 	// egressRelay); nil: none.
-	Egress *egressInit `json:"egress,omitempty"`
+	Egress *egressInit
 }
 
-func init() { reexec.Register(initArg0, initMain) }
+// initEnv is the init's own environment, put before the program's and
+// dropped again at exec. The Go runtime reads it before any of the
+// init's code runs (the first of a repeated name wins): with one
+// processor from the start, setting it to one later costs no stop of
+// the world.
+var initEnv = []string{"GOMAXPROCS=1"}
 
-// initMain is the init's body: argv is the JSON config and the program's
+func init() { reexec.RegisterEarly(initArg0, initMain) }
+
+// initMain is the init's body: argv is the encoded config and the program's
 // path and arguments.
 func initMain(args []string) int {
 	if len(args) < 2 {
 		fmt.Fprintln(os.Stderr, initArg0+": want CONFIG PROGRAM [ARGS]")
 		return 125
 	}
-	// Mounts, capabilities and no_new_privs are per thread or must be
-	// followed by exec from the thread that set them: stay on one.
-	runtime.GOMAXPROCS(1)
-	runtime.LockOSThread()
 	errPipe := os.NewFile(initErrFD, "init-errors")
+	// Mounts, capabilities and no_new_privs are per thread or must be
+	// followed by exec from the thread that set them: stay on one. The
+	// init runs from a package initialiser (reexec.RegisterEarly), and Go
+	// runs every initialiser on the process's first thread, without the
+	// template thread that runtime.LockOSThread would start; refuse to go
+	// on anywhere else.
+	runtime.GOMAXPROCS(1)
+	if unix.Gettid() != unix.Getpid() {
+		fmt.Fprint(errPipe, "setup: the init is not on its first thread")
+		return 125
+	}
 	// Descriptors the harness inherited without close-on-exec would pass
 	// straight into the program: close everything above stderr at exec.
 	unix.CloseRange(initErrFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
@@ -100,19 +117,14 @@ func initMain(args []string) int {
 // failure.
 func runInit(config string, argv []string) error {
 	var cfg initConfig
-	if err := json.Unmarshal([]byte(config), &cfg); err != nil {
-		return fmt.Errorf("setup: decoding init config: %w", err)
+	if err := decodeConfig(config, &cfg); err != nil {
+		return fmt.Errorf("setup: %w", err)
 	}
 	if err := mutants.Enable(cfg.Defect); err != nil {
 		return fmt.Errorf("setup: %w", err)
 	}
 	if cfg.Cover > 0 {
 		if err := mutants.Cover(cfg.Cover); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-	}
-	if cfg.CgroupGate {
-		if err := awaitCgroup(); err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
 	}
@@ -165,7 +177,8 @@ func runInit(config string, argv []string) error {
 			return fmt.Errorf("setup: %w", err)
 		}
 	}
-	// The filter goes last: after it the init only sets limits and execs.
+	// The filter goes last: after it the init only joins its control
+	// group, sets limits and execs.
 	if cfg.SyscallFilter && !mutants.On(mutants.NoSeccomp) {
 		prog, err := seccomp.Build()
 		if err == nil {
@@ -175,14 +188,25 @@ func runInit(config string, argv []string) error {
 			return fmt.Errorf("setup: installing the system-call filter: %w", err)
 		}
 	}
-	return execWithLimits(argv, cfg.Rlimits)
+	// The program must start in the run's control group, and the init's
+	// own set-up need not: it joins last, from the thread that execs.
+	if cfg.CgroupTasks > 0 {
+		if err := joinCgroup(cfg.CgroupTasks); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	env := os.Environ()
+	if cfg.OwnEnv > len(env) {
+		return fmt.Errorf("setup: the init's environment lacks its own %d entries", cfg.OwnEnv)
+	}
+	return execWithLimits(argv, env[cfg.OwnEnv:], cfg.Rlimits)
 }
 
 // execWithLimits sets the resource limits and execs the program without
 // allocating in between: under RLIMIT_AS the Go runtime may be unable to
 // map another heap arena, and a failed allocation would crash the init
 // instead of running the program. It returns only on failure.
-func execWithLimits(argv []string, rlimits []rlimit) error {
+func execWithLimits(argv, environ []string, rlimits []rlimit) error {
 	path, err := unix.BytePtrFromString(argv[0])
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
@@ -191,7 +215,7 @@ func execWithLimits(argv []string, rlimits []rlimit) error {
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
 	}
-	env, err := cStrings(os.Environ())
+	env, err := cStrings(environ)
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
 	}

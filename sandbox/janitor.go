@@ -88,6 +88,7 @@ func CollectGarbage(root string) ([]string, error) {
 	if root == "" {
 		root = os.TempDir()
 	}
+	collected.Store(root, true) // the first session made there needs no sweep of its own
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("collecting stale sessions in %s: %w", root, err)

@@ -411,9 +411,8 @@ func (p Policy) userNS() bool {
 
 // rlimit is one resource limit the init sets before it execs the program.
 type rlimit struct {
-	Resource int    `json:"resource"`
-	Cur      uint64 `json:"cur"`
-	Max      uint64 `json:"max"`
+	Resource int
+	Cur, Max uint64
 }
 
 // rlimits returns the resource limits of L1.

@@ -2,12 +2,12 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -132,7 +132,7 @@ func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *eg
 	started := time.Now()
 	err = cmd.Start()
 	if err != nil && p.userNS() && mutants.On(mutants.FailOpen) {
-		cmd, err = startBare(p, c, cwd, dir, ps, err)
+		cmd, err = startBare(p, c, cwd, dir, ps, rg, err)
 	}
 	ps.closeChildEnds()
 	if rg != nil {
@@ -142,9 +142,6 @@ func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *eg
 		return nil, time.Time{}, startError(p, c, err)
 	}
 	eg.started()
-	if rg != nil {
-		rg.release(cmd.Process.Pid)
-	}
 	return cmd, started, nil
 }
 
@@ -168,8 +165,8 @@ type outcome struct {
 	setupErr       string // what the init reported ("" when it exec'd)
 	stdout, stderr *stream
 	// group is what the kernel counted in the run's control group
-	// (nil without one); groupErr says why it could not be read, or why
-	// the init could not join the group.
+	// (nil without one); groupErr says why it could not be read or
+	// removed. (An init that could not join the group says so itself.)
 	group    *cgroup.Stats
 	groupErr error
 	// network is the egress proxy's log (nil without one), and
@@ -191,17 +188,27 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 	sup.stop()
 	o.stoppedBy = sup.reason
 	// After a normal end only: a stopped run was killed by the supervisor.
-	// The defect's site is asked only when there is something to sweep.
-	if p.Limits.Sweep && sup.reason == "" && hasLeftovers(cmd.Process.Pid) && !mutants.On(mutants.NoSweep) {
+	// In a PID namespace of its own the kernel has swept already: when the
+	// program, its PID 1, ended, it killed every other process of the
+	// namespace, and Wait returned only once they were all gone. The
+	// defect's site is asked only when there is something to sweep.
+	if p.Limits.Sweep && sup.reason == "" && !ownPIDNamespace(cmd) && hasLeftovers(cmd.Process.Pid) && !mutants.On(mutants.NoSweep) {
 		killRun(cmd.Process.Pid, true)
 	}
 	drain(readers, ps)
 	o.state = cmd.ProcessState
 	if rg != nil {
 		st, err := rg.finish()
-		o.group, o.groupErr = &st, errors.Join(rg.joinFailed, err)
+		o.group, o.groupErr = &st, err
 	}
 	return o
+}
+
+// ownPIDNamespace reports whether cmd was started in a PID namespace of
+// its own (not so under the no_pid_ns defect, or when fail_open fell back
+// to a bare start).
+func ownPIDNamespace(cmd *exec.Cmd) bool {
+	return cmd.SysProcAttr != nil && cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWPID != 0
 }
 
 // startSupervisor starts watching the program with pid under p.
@@ -236,9 +243,6 @@ func drain(readers *sync.WaitGroup, ps *pipes) {
 // kept it from taking place.
 func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	if o.setupErr != "" {
-		if o.groupErr != nil {
-			return nil, fmt.Errorf("%w: joining the run's control group: %v", ErrUnavailable, o.groupErr)
-		}
 		return nil, initError(o.setupErr, c.Path)
 	}
 	if o.state == nil {
@@ -347,11 +351,14 @@ func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg 
 }
 
 // startBare is the fail_open defect's fallback: it warns that the
-// namespaces could not be made and starts the program without them.
-func startBare(p Policy, c Command, cwd, dir string, ps *pipes, nsErr error) (*exec.Cmd, error) {
+// namespaces could not be made and starts the program without them (in
+// rg, when there is one).
+func startBare(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, nsErr error) (*exec.Cmd, error) {
 	fmt.Fprintf(os.Stderr, "sandbox: namespaces unavailable (%v); running without them\n", nsErr)
 	ps.closeInit() // the new command gets a pipe of its own
-	cmd, err := hostLaunch(p).command(c, environment(p, c, dir), cwd, ps)
+	l := hostLaunch(p)
+	l.group = rg
+	cmd, err := l.command(c, environment(p, c, dir), cwd, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -463,17 +470,34 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 		l.cfg.Cover = initErrFD + 1 + len(cmd.ExtraFiles)
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 	}
-	b, err := json.Marshal(l.cfg)
+	own := initOwnEnv(env)
+	l.cfg.OwnEnv = len(own)
+	config, err := encodeConfig(l.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the init's config: %w", err)
+		return nil, err
 	}
 	if err := ps.openInit(); err != nil {
 		return nil, fmt.Errorf("creating the init's error pipe: %w", err)
 	}
 	cmd.Path = "/proc/self/exe"
-	cmd.Args = append([]string{initArg0, string(b)}, cmd.Args...)
+	cmd.Args = append([]string{initArg0, config}, cmd.Args...)
+	cmd.Env = append(own, cmd.Env...)
 	cmd.ExtraFiles = append([]*os.File{ps.initW}, cmd.ExtraFiles...) // initW becomes initErrFD
 	return cmd, nil
+}
+
+// initOwnEnv returns the entries of initEnv whose names env lacks: os/exec
+// keeps only the last entry of a name that appears twice, and the
+// program's own value must reach the program.
+func initOwnEnv(env []string) []string {
+	var own []string
+	for _, kv := range initEnv {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") }) {
+			own = append(own, kv)
+		}
+	}
+	return own
 }
 
 // privateDirs are the scratch directories the init makes private.
@@ -494,7 +518,7 @@ func privateDirs(dirs []string) []string {
 
 // needsInit reports whether there is anything for an init to do.
 func (l launch) needsInit() bool {
-	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps || l.cfg.FreshKeyring || l.cfg.CgroupGate
+	return len(l.cfg.Rlimits) > 0 || l.attr.Cloneflags != 0 || l.cfg.DropCaps || l.cfg.FreshKeyring || l.cfg.CgroupTasks > 0
 }
 
 // nsHint says what usually lies behind the kernel's refusal to make a

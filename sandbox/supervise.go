@@ -128,9 +128,16 @@ func (s *supervisor) kill(why Reason) {
 
 // count returns how many processes of the run are alive: the program and
 // everything below it. In a PID namespace that is the whole namespace,
-// since orphans there are adopted by the program (its PID 1).
+// since orphans there are adopted by the program (its PID 1). It walks
+// the run's own tree, not the host's whole process table.
 func (s *supervisor) count() int {
-	return 1 + len(procfs.Tree(s.pid))
+	n := 1
+	for _, p := range procfs.Tree(s.pid) {
+		if p.Alive() {
+			n++
+		}
+	}
+	return n
 }
 
 // killRun kills a run. With tree set it kills the process, its process

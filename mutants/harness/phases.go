@@ -74,7 +74,7 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 					runs[i][k] = probeRun{err: err}
 					return
 				}
-				runs[i][k] = r.runTask(ctx, Task{Probe: p.ID, Cover: true})
+				runs[i][k] = r.runTask(ctx, Task{Probe: p.ID, Cover: true, Repeat: k})
 				release()
 				prog.update(func(p *Progress) { p.ProbesDone++ })
 			}()
@@ -222,7 +222,7 @@ func (r *Runner) runDefects(ctx context.Context, pl *pool, list []mutants.Defect
 			if err != nil {
 				pr = probeRun{err: err}
 			} else {
-				pr = r.runTask(ctx, Task{Probe: t.probe.ID, Defect: string(t.dr.d.ID)})
+				pr = r.runTask(ctx, Task{Probe: t.probe.ID, Defect: string(t.dr.d.ID), Repeat: t.k})
 				release()
 			}
 			mu.Lock()

@@ -50,5 +50,6 @@ func TestPoolShares(t *testing.T) {
 	heavy := p.enqueue(5)
 	assert.Check(t, is.Equal(heavy.weight, 1.0), "a task weighs at most a core")
 	idle := newPool(4, 2)
-	assert.Check(t, granted(idle.enqueue(1)) && granted(idle.enqueue(1)))
+	first, second := idle.enqueue(1), idle.enqueue(1)
+	assert.Check(t, granted(first) && granted(second), "two cores: two whole tasks")
 }

@@ -68,6 +68,10 @@ type Task struct {
 	// Plain undoes the layers a check takes away on purpose, so that the
 	// check runs with its level's policy as it is: masking discovery.
 	Plain bool
+	// Repeat is which run of the probe this is (0 for the first, with
+	// --repeat): the report judges by the first and lists the others'
+	// verdicts when they differ.
+	Repeat int
 }
 
 // ProbeResult is what a worker prints on its standard output: the

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Proc is one process as /proc shows it to the caller (host PID numbers).
@@ -66,11 +68,47 @@ func Scan() ([]Proc, error) {
 
 // Stat reads /proc/PID/stat.
 func Stat(pid int) (Proc, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [statBuf]byte
+	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:0])
 	if err != nil {
 		return Proc{}, err
 	}
 	return parseStat(pid, b)
+}
+
+// statBuf holds a whole /proc/PID/stat line: about 300 bytes, a 64-byte
+// comm at most, 52 numbers.
+const statBuf = 1024
+
+// readSmall reads the whole of a small file into buf (growing it if it
+// must). The supervisor reads /proc files every few milliseconds, so this
+// costs three system calls where os.ReadFile spends nine (an os.File
+// registers with the poller, probes and stats the file first).
+func readSmall(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }
 
 // parseStat parses "pid (comm) S ppid pgrp session ...". comm may hold
@@ -130,6 +168,67 @@ func Descendants(procs []Proc, root int) []Proc {
 				seen[c.PID] = true
 				out = append(out, c)
 				queue = append(queue, c.PID)
+			}
+		}
+	}
+	return out
+}
+
+// Tree returns the processes below root (not root itself), as
+// Descendants(Scan(), root) does, but found through the kernel's list of
+// each thread's children (/proc/PID/task/TID/children) instead of a scan
+// of every process on the host: its cost follows the size of root's
+// tree, not the host's process count, which matters to a monitor that
+// looks every few milliseconds while the program starts. Every thread's
+// list is read, since a child belongs to the thread that forked it.
+// Processes that end while it reads are left out; it returns nil when
+// root is gone.
+func Tree(root int) []Proc {
+	var out []Proc
+	seen := map[int]bool{root: true}
+	queue := []int{root}
+	var buf [statBuf]byte
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range children(pid, buf[:0]) {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			p, err := Stat(c)
+			if err != nil {
+				continue // gone since its parent's list was read
+			}
+			out = append(out, p)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// children returns the pids in the children lists of every thread of
+// pid, using buf for the reads.
+func children(pid int, buf []byte) []int {
+	task := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(task)
+	if err != nil {
+		return nil
+	}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, tid := range tids {
+		b, err := readSmall(task+"/"+tid+"/children", buf[:0])
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
 			}
 		}
 	}
@@ -262,41 +361,4 @@ func StatusField(status []byte, name string) string {
 		}
 	}
 	return ""
-}
-
-// Tree returns the live processes below root (not root itself), walking
-// the kernel's lists of each thread's children (/proc/N/task/T/children)
-// rather than the whole process table: the supervisor counts a run's
-// processes every few milliseconds, and a run has a few dozen processes
-// where the host may have hundreds.
-func Tree(root int) []Proc {
-	var out []Proc
-	seen := map[int]bool{root: true}
-	queue := []int{root}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-		if err != nil {
-			continue
-		}
-		for _, t := range tasks {
-			b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
-			if err != nil {
-				continue
-			}
-			for _, f := range strings.Fields(string(b)) {
-				child, err := strconv.Atoi(f)
-				if err != nil || seen[child] {
-					continue
-				}
-				seen[child] = true
-				queue = append(queue, child)
-				if p, err := Stat(child); err == nil && p.Alive() {
-					out = append(out, p)
-				}
-			}
-		}
-	}
-	return out
 }

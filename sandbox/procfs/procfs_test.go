@@ -3,7 +3,7 @@ package procfs
 import (
 	"os"
 	"os/exec"
-	"syscall"
+	"slices"
 	"testing"
 	"time"
 
@@ -69,30 +69,35 @@ func TestStatusField(t *testing.T) {
 	assert.Check(t, is.Equal(StatusField(status, "Sig"), ""), "a field is matched by its whole name")
 }
 
-// TestTreeFindsGrandchildren: Tree walks children and grandchildren,
-// and agrees with a full scan.
-func TestTreeFindsGrandchildren(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "sleep 30 & sh -c 'sleep 30; :' & wait")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// TestTreeMatchesDescendants: the walk through the children lists finds
+// what a scan of every process finds below the same root, a grandchild
+// included.
+func TestTreeMatchesDescendants(t *testing.T) {
+	// sh forks a sleep and a subshell that forks another: sh -> sleep,
+	// sh -> sh -> sleep.
+	cmd := exec.Command("/bin/sh", "-c", "sleep 30 & (sleep 30; :) & wait")
 	assert.NilError(t, cmd.Start())
+	pids := func(ps []Proc) []int {
+		var out []int
+		for _, p := range ps {
+			out = append(out, p.PID)
+		}
+		slices.Sort(out)
+		return out
+	}
 	defer func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		KillPIDs(func() []int { return pids(Tree(cmd.Process.Pid)) }, 5*time.Second)
+		cmd.Process.Kill()
 		cmd.Wait()
 	}()
-	var n int
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if n = len(Tree(cmd.Process.Pid)); n == 3 {
-			break
-		}
+	var tree []int
+	for deadline := time.Now().Add(10 * time.Second); len(tree) < 3 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		tree = pids(Tree(cmd.Process.Pid))
 	}
-	assert.Check(t, is.Equal(n, 3), "two children and a grandchild")
+	assert.Assert(t, is.Len(tree, 3), "sh's tree: %v", tree)
 	procs, err := Scan()
 	assert.NilError(t, err)
-	var live int
-	for _, p := range Descendants(procs, cmd.Process.Pid) {
-		if p.Alive() {
-			live++
-		}
-	}
-	assert.Check(t, is.Equal(live, n), "Tree and a full scan agree")
+	assert.DeepEqual(t, tree, pids(Descendants(procs, cmd.Process.Pid)))
+	assert.Check(t, is.Len(Tree(1<<30), 0), "no such process: an empty tree")
 }

@@ -14,7 +14,8 @@
 //	}
 //
 // Helpers register themselves (Register) from their package's init
-// function; nothing takes a process over before Init is called.
+// function; only a helper registered with RegisterEarly takes the
+// process over before Init is called.
 //
 // It imports the standard library only.
 package reexec
@@ -41,6 +42,22 @@ func Register(name string, main Main) {
 		panic("reexec: helper " + name + " registered twice")
 	}
 	registry[name] = main
+}
+
+// RegisterEarly is Register for a helper whose start-up cost matters,
+// such as the sandbox's init, which every run starts: when this process
+// is that helper, main runs at once, from the registering package's
+// initialiser, and the process exits with its status. The packages that
+// Go initialises after that one, and main, never run in the helper.
+//
+// Go initialises packages in import-path order, each as soon as what it
+// imports is ready, so the helper still pays for the packages whose paths
+// sort before the registering package's; it saves the rest.
+func RegisterEarly(name string, main Main) {
+	Register(name, main)
+	if len(os.Args) > 0 && os.Args[0] == name {
+		os.Exit(main(os.Args[1:]))
+	}
 }
 
 // Init runs the helper that os.Args[0] names, if any, and exits with its

@@ -16,9 +16,16 @@ func init() {
 		os.Stdout.WriteString(strings.Join(args, " "))
 		return 7
 	})
+	RegisterEarly("reexec-test-early", func(args []string) int {
+		os.Stdout.WriteString("early " + strings.Join(args, " "))
+		return 8
+	})
 }
 
 func TestMain(m *testing.M) {
+	if _, helper := registry[os.Args[0]]; helper {
+		os.Stderr.WriteString("main\n") // an early helper never gets here
+	}
 	Init()
 	os.Exit(m.Run())
 }
@@ -32,6 +39,20 @@ func TestHelperRuns(t *testing.T) {
 	var exit *exec.ExitError
 	assert.Assert(t, errors.As(err, &exit), "%v", err)
 	assert.Check(t, is.Equal(exit.ExitCode(), 7))
+}
+
+// TestEarlyHelperRunsBeforeMain: a helper registered with RegisterEarly
+// runs from the package initialiser, before main (here TestMain) starts.
+func TestEarlyHelperRunsBeforeMain(t *testing.T) {
+	cmd := Command("reexec-test-early", "a")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	assert.Check(t, is.Equal(string(out), "early a"))
+	assert.Check(t, is.Equal(stderr.String(), ""), "main ran")
+	var exit *exec.ExitError
+	assert.Assert(t, errors.As(err, &exit), "%v", err)
+	assert.Check(t, is.Equal(exit.ExitCode(), 8))
 }
 
 func TestUnknownHelperPanics(t *testing.T) {

@@ -1,0 +1,96 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"sandboxlab/sandbox/reexec"
+)
+
+// TestInitEnvNotPassedOn: the init starts with a GOMAXPROCS of its own
+// ahead of the program's environment, and the program gets exactly the
+// environment it was given, in order, its own GOMAXPROCS included.
+func TestInitEnvNotPassedOn(t *testing.T) {
+	root := testRoot(t)
+	for _, env := range [][]string{
+		{"A=1", "B=2"},
+		{"A=1", "GOMAXPROCS=7", "B=2"},
+	} {
+		for _, n := range []int{1, 3} {
+			p := MustPreset(n)
+			p.Workspace.ScrubEnv = false // the environment is the one under test
+			s, err := NewSession(Options{Policy: p, Root: root})
+			assert.NilError(t, err)
+			res, err := s.Run(context.Background(), Command{Path: "/usr/bin/env", Env: env})
+			assert.NilError(t, err)
+			assert.Check(t, is.Equal(res.Stdout, strings.Join(env, "\n")+"\n"), "L%d", n)
+			assert.Check(t, s.Close())
+		}
+	}
+}
+
+// TestProgramStartsInItsGroup: the init joins the run's control group
+// late, but before the exec: the program's first look at its groups
+// finds it in the run's own, in every controller that enforces a limit.
+func TestProgramStartsInItsGroup(t *testing.T) {
+	hardenedHere(t)
+	root := testRoot(t)
+	for range 5 {
+		s, err := NewSession(Options{Policy: MustPreset(6), Root: root})
+		assert.NilError(t, err)
+		res, err := s.Run(context.Background(), Command{Path: "/bin/cat", Args: []string{"/proc/self/cgroup"}})
+		assert.NilError(t, err)
+		assert.Check(t, s.Close())
+		own := "/sandboxlab-run-" + strconv.Itoa(os.Getpid()) + "-"
+		for _, ctl := range []string{"memory", "pids"} {
+			line := ""
+			for _, l := range strings.Split(res.Stdout, "\n") {
+				if f := strings.SplitN(l, ":", 3); len(f) == 3 && (f[1] == ctl || f[1] == "") {
+					line = l // v1: the controller's line; v2: the unified one
+					if f[1] == ctl {
+						break
+					}
+				}
+			}
+			assert.Check(t, strings.Contains(line, own), "%s: %q in\n%s", ctl, line, res.Stdout)
+		}
+	}
+}
+
+// TestInitRefusesOutsideItsGroup runs the init by hand (no namespaces,
+// nothing to mount) with a "tasks file" it cannot write, as when the
+// group has gone: it refuses, saying why, and runs nothing.
+// (TestProgramStartsInItsGroup has it join a real group.)
+func TestInitRefusesOutsideItsGroup(t *testing.T) {
+	cfg, err := encodeConfig(initConfig{CgroupTasks: 1})
+	assert.NilError(t, err)
+	marker := filepath.Join(t.TempDir(), "ran")
+	errR, errW, err := os.Pipe()
+	assert.NilError(t, err)
+	defer errR.Close()
+	tasks, err := os.Open(os.DevNull) // read-only: the write fails
+	assert.NilError(t, err)
+	defer tasks.Close()
+	cmd := reexec.Command(initArg0, cfg, "/usr/bin/touch", marker)
+	cmd.ExtraFiles = []*os.File{errW, tasks} // initErrFD, cgroupTasksFD
+	assert.NilError(t, cmd.Start())
+	errW.Close()
+	report, _ := io.ReadAll(errR)
+	err = cmd.Wait()
+	assert.Check(t, is.Equal(string(report), "setup: joining the run's control group: bad file descriptor"))
+	_, statErr := os.Stat(marker)
+	assert.Check(t, errors.Is(statErr, fs.ErrNotExist), "the program must not run: %v", statErr)
+	var exit *exec.ExitError
+	assert.Check(t, errors.As(err, &exit) && exit.ExitCode() == 125, "%v", err)
+}
