@@ -42,6 +42,8 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox/procfs"
 )
@@ -139,6 +141,27 @@ type spec struct {
 	// elsewhere says how the attack runs under another sandbox than
 	// sandboxlab's own levels (see sandboxes.go).
 	elsewhere elsewhere
+	// idleCPU says that the program's CPU is no part of its verdict: it
+	// busy-loops only to be a loop that never ends, and is judged by the
+	// clock. Its judge runs it at the lowest priority (idle), so that its
+	// loop takes only CPU that nothing else wants, and the mutation
+	// harness shares the cores with it accordingly (IdleCPU).
+	idleCPU bool
+}
+
+// IdleCPU reports whether the attack's program runs at the lowest
+// priority, its CPU no part of its verdict (see spec.idleCPU).
+func IdleCPU(id string) bool {
+	s, ok := registry[id]
+	return ok && s.idleCPU
+}
+
+// idle puts procs at the lowest priority, nice 19: a best effort, since a
+// priority the harness may not lower only costs time.
+func idle(procs []procfs.Proc) {
+	for _, p := range procs {
+		unix.Setpriority(unix.PRIO_PROCESS, p.PID, 19)
+	}
 }
 
 // verdict is a judge's decision on one cell.

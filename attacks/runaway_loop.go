@@ -14,6 +14,7 @@ func init() {
 		firstStop: 1,
 		new:       func() attack { return &runawayLoop{} },
 		elsewhere: elsewhere{harmlessAsRoot: true, keepsRunning: true},
+		idleCPU:   true,
 	})
 }
 
@@ -37,6 +38,9 @@ func (r *runawayLoop) watch(_ *env, now time.Time, procs []procfs.Proc) bool {
 	if r.seen.IsZero() {
 		if len(procs) > 0 {
 			r.seen = now
+			// Whether it is killed at the wall limit does not depend on
+			// how much CPU it got by then (see spec.idleCPU).
+			idle(procs)
 		}
 		return false
 	}

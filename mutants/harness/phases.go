@@ -44,8 +44,13 @@ func (b *baseRun) reaches(probe string, defect mutants.ID) bool {
 }
 
 // baselineWeight is what a probe weighs in the pool before its baseline
-// run has measured it.
-const baselineWeight = 0.65
+// run has measured it; idleWeight what a probe whose program runs at the
+// lowest priority weighs (ProbeResult.IdleCPU): the harness's and the
+// sandbox's share of it.
+const (
+	baselineWeight = 0.65
+	idleWeight     = 0.1
+)
 
 // repeats is how many times each probe runs.
 func (r *Runner) repeats() int { return max(1, r.Repeat) }
@@ -102,6 +107,9 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 		b.reached[p.ID] = reached
 		if wall > 0 {
 			b.weight[p.ID], b.wall[p.ID] = cpu.Seconds()/wall.Seconds(), wall/time.Duration(len(runs[i]))
+			if len(errs) == 0 && runs[i][0].result.IdleCPU {
+				b.weight[p.ID] = idleWeight
+			}
 		}
 		row := report.ProbeCoverage{Probe: p.ID, Reached: []string{}, WallMS: b.wall[p.ID].Milliseconds(),
 			CPUMS: (cpu / time.Duration(len(runs[i]))).Milliseconds()}
