@@ -93,6 +93,11 @@ func (t *T) untilCPU(tok string, budget time.Duration) context.Context {
 	return ctx
 }
 
+// cpuLimits sets the soft and hard CPU limits (whole seconds).
+func cpuLimits(soft, hard time.Duration) func(*sandbox.Policy) {
+	return func(p *sandbox.Policy) { p.Limits.CPU, p.Limits.CPUHard = soft, hard }
+}
+
 // timeLimits sets the wall clock and the watchdog to d.
 func TimeLimits(d time.Duration) func(*sandbox.Policy) {
 	return func(p *sandbox.Policy) { p.Limits.Wall, p.Watchdog = d, d }

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"strings"
+	"time"
 
 	"gotest.tools/v3/assert"
 
@@ -24,7 +25,10 @@ var toolWording = &Check{
 			code   string
 		}{
 			{sandbox.ReasonTimeout, "time limit", Preset(1), 0, "import time\ntime.sleep(30)"},
-			{sandbox.ReasonCPU, "CPU limit", Preset(1, TimeLimits(cpuBound)), 0, "while True: pass"},
+			// The reply is what is tested, not the limit's value: the
+			// lowest CPU limit there is (1 s) stops the loop in half the
+			// CPU of the preset's.
+			{sandbox.ReasonCPU, "CPU limit", Preset(1, TimeLimits(cpuBound), cpuLimits(time.Second, 2*time.Second)), 0, "while True: pass"},
 			{sandbox.ReasonMemory, "out of memory", Preset(1), 0, "b = bytearray(512 << 20)"},
 			{sandbox.ReasonProcesses, "too many processes", Preset(3), 0, forkBomb},
 			{sandbox.ReasonRefused, "not run", Preset(2), 1 << 20, "print('hello')"},

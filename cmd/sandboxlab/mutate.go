@@ -135,6 +135,7 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	eta := newMutateETA(out.progress(stderr), shard)
 	r := &harness.Runner{
 		Worker:            workerCommand,
+		Idle:              idleProbe,
 		Predictions:       preds,
 		Suites:            suites,
 		Only:              splitList(*only),
@@ -157,6 +158,13 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	return finishMutate(m, out, stdout, stderr)
+}
+
+// idleProbe reports whether probe is a cell of an attack whose program
+// runs at the lowest priority (attacks.IdleCPU).
+func idleProbe(probe string) bool {
+	c, err := verdict.ParseCell(probe)
+	return err == nil && attacks.IdleCPU(c.Attack)
 }
 
 // mergeCmd is 'mutate merge': the shards' reports as one.

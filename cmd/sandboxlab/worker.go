@@ -123,5 +123,5 @@ func runProbe(ctx context.Context, probe, without string, plain bool) (*harness.
 	if len(rep.Cells) != 1 {
 		return nil, errors.New("the attack has no cell at that level")
 	}
-	return &harness.ProbeResult{Cell: &rep.Cells[0], Layers: sandbox.LayersOn(sandbox.MustPreset(level)), IdleCPU: attacks.IdleCPU(cell.Attack)}, nil
+	return &harness.ProbeResult{Cell: &rep.Cells[0], Layers: sandbox.LayersOn(sandbox.MustPreset(level))}, nil
 }

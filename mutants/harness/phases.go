@@ -45,12 +45,15 @@ func (b *baseRun) reaches(probe string, defect mutants.ID) bool {
 
 // baselineWeight is what a probe weighs in the pool before its baseline
 // run has measured it; idleWeight what a probe whose program runs at the
-// lowest priority weighs (ProbeResult.IdleCPU): the harness's and the
-// sandbox's share of it.
+// lowest priority weighs (Runner.Idle): the harness's and the sandbox's
+// share of it, however much CPU it used when nothing else wanted any.
 const (
 	baselineWeight = 0.65
 	idleWeight     = 0.1
 )
+
+// idle reports whether probe's program runs at the lowest priority.
+func (r *Runner) idle(probe string) bool { return r.Idle != nil && r.Idle(probe) }
 
 // repeats is how many times each probe runs.
 func (r *Runner) repeats() int { return max(1, r.Repeat) }
@@ -70,7 +73,11 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 			// Nothing is known yet of what a probe costs: each counts as
 			// most of a core, three at once on two cores, as busy as the
 			// course's checks were made to hold.
-			t := pl.enqueue(baselineWeight)
+			w := baselineWeight
+			if r.idle(p.ID) {
+				w = idleWeight
+			}
+			t := pl.enqueue(w)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -107,7 +114,7 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 		b.reached[p.ID] = reached
 		if wall > 0 {
 			b.weight[p.ID], b.wall[p.ID] = cpu.Seconds()/wall.Seconds(), wall/time.Duration(len(runs[i]))
-			if len(errs) == 0 && runs[i][0].result.IdleCPU {
+			if r.idle(p.ID) {
 				b.weight[p.ID] = idleWeight
 			}
 		}

@@ -87,10 +87,6 @@ type ProbeResult struct {
 	// candidates.
 	Layers   []string `json:"layers,omitempty"`
 	TookAway []string `json:"took_away,omitempty"`
-	// IdleCPU is true when the probe's program busy-loops at the lowest
-	// priority, its CPU no part of its verdict: it weighs little in the
-	// pool, however much CPU it used when nothing else wanted any.
-	IdleCPU bool `json:"idle_cpu,omitempty"`
 }
 
 // verdict is the probe's verdict in one word, to compare repeats.

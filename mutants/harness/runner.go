@@ -90,6 +90,10 @@ type Runner struct {
 	// Masking searches, after the defects, for layers that hide a defect
 	// from a probe that reaches it (see findMasks).
 	Masking bool
+	// Idle, if set, reports whether a probe's program busy-loops at the
+	// lowest priority, its CPU no part of its verdict: such a probe weighs
+	// little in the pool (see idleWeight).
+	Idle func(probe string) bool
 	// Jobs is how many probes run at once, at most; Cores is how many
 	// CPUs their expected load may add up to (see pool).
 	Jobs  int
