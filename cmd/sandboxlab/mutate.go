@@ -144,7 +144,7 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Repeat:            *repeat,
 		Masking:           *masking,
 		Jobs:              *jobs,
-		Cores:             float64(runtime.NumCPU()),
+		Cores:             defaultCores(),
 		Timeout:           *timeout,
 		FailOn:            failOn,
 		Identity:          identity(),
@@ -159,6 +159,15 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	return finishMutate(m, out, stdout, stderr)
 }
+
+// defaultCores is how much expected CPU the pool lets run at once: the
+// machine's cores and an eighth more. A probe's weight is its mean CPU
+// share, but its CPU comes in bursts (an interpreter's start, then a wait
+// on a clock), so a pool filled to exactly the cores leaves them idle
+// between bursts; the eighth keeps them busy, and is less than the
+// course's checks were made to hold under (three busy workers on two
+// cores).
+func defaultCores() float64 { return float64(runtime.NumCPU()) * 1.125 }
 
 // idleProbe reports whether probe is a cell of an attack whose program
 // runs at the lowest priority (attacks.IdleCPU).
