@@ -67,6 +67,8 @@ const (
 	EgressCredentialEverywhere ID = "egress_credential_everywhere"
 	EgressIPByAddress          ID = "egress_ip_by_address"
 	EgressDecideOnce           ID = "egress_decide_once"
+	EgressLandlockClosed       ID = "egress_landlock_closed"
+	EgressHostNetwork          ID = "egress_host_network"
 )
 
 // Defect describes one planted defect.
@@ -106,6 +108,8 @@ var hardening = []Defect{
 	{EgressCredentialEverywhere, "the egress proxy adds the credential to requests for every destination, not only its own", "sandbox/egress/proxy.go", verdict.Hardening},
 	{EgressIPByAddress, "the egress proxy lets a request for an IP address through when an allowed name resolves to it, ignoring the name", "sandbox/egress/proxy.go", verdict.Hardening},
 	{EgressDecideOnce, "the egress proxy decides a keep-alive connection at its first request and lets the later ones through", "sandbox/egress/proxy.go", verdict.Hardening},
+	{EgressLandlockClosed, "at L6 Landlock's TCP rule leaves the proxy's port out, so an allowed destination cannot be reached at all", "sandbox/run.go", verdict.Hardening},
+	{EgressHostNetwork, "with an allowlist the run keeps the host's network and the proxy listens on the host's loopback: the program is trusted to use HTTP_PROXY", "sandbox/run.go", verdict.Hardening},
 }
 
 // planted is a defect without its suite: the list it is in gives it.
