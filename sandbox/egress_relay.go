@@ -30,6 +30,9 @@ type egressRelay struct {
 	host   *net.UnixConn // the host's end of the socket pair
 	child  *os.File      // the init's end, closed once the init holds it
 	served chan struct{} // closed when the listener has been served
+	// onHost is the egress_host_network defect's listener: the proxy on
+	// the host's own loopback, for a program that kept the host's network.
+	onHost net.Listener
 }
 
 // newEgress makes the relay for p, or returns nil when p's requests do
@@ -59,10 +62,10 @@ func newEgress(p Policy) (*egressRelay, error) {
 		served: make(chan struct{})}, nil
 }
 
-// proxyEnv names the proxy for the program, in the forms its libraries
-// read (Python's urllib, curl, Go and most others).
-func proxyEnv() []string {
-	url := "http://" + EgressProxy
+// proxyEnv names the proxy at addr for the program, in the forms its
+// libraries read (Python's urllib, curl, Go and most others).
+func proxyEnv(addr string) []string {
+	url := "http://" + addr
 	return []string{"http_proxy=" + url, "HTTP_PROXY=" + url, "https_proxy=" + url, "HTTPS_PROXY=" + url}
 }
 
@@ -75,6 +78,10 @@ func (e *egressRelay) started() {
 	e.child.Close()
 	go func() {
 		defer close(e.served)
+		if e.onHost != nil {
+			e.proxy.Serve(e.onHost)
+			return
+		}
 		ln, err := receiveListener(e.host)
 		switch {
 		case errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
@@ -106,7 +113,23 @@ func (e *egressRelay) finish() ([]egress.Request, int) {
 func (e *egressRelay) discard() {
 	e.child.Close()
 	e.host.Close()
+	if e.onHost != nil {
+		e.onHost.Close()
+	}
 	e.proxy.Close()
+}
+
+// listenOnHost is the egress_host_network defect's way out: the proxy
+// listens on the host's loopback, on a port of its own, and the program,
+// left on the host's network, is trusted to use it. It returns the
+// address.
+func (e *egressRelay) listenOnHost() (*net.TCPAddr, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the egress proxy: %w", err)
+	}
+	e.onHost = ln
+	return ln.Addr().(*net.TCPAddr), nil
 }
 
 // receiveListener receives the listening socket the init sends on c.

@@ -343,9 +343,19 @@ func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg 
 		l.group = rg
 	}
 	env := environment(p, c, dir)
-	if eg != nil && l.ownNetwork() {
+	switch {
+	case eg != nil && l.ownNetwork():
 		l.egress = eg
-		env = append(env, proxyEnv()...)
+		env = append(env, proxyEnv(EgressProxy)...)
+	case eg != nil && l.hostEgress:
+		addr, err := eg.listenOnHost()
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, proxyEnv(addr.String())...)
+		if l.cfg.Landlock != nil {
+			l.cfg.Landlock.ConnectTCP = []uint16{uint16(addr.Port)}
+		}
 	}
 	return l.command(c, env, cwd, ps)
 }
@@ -372,6 +382,9 @@ type launch struct {
 	cfg    initConfig
 	group  *runGroup    // the run's control group, or nil
 	egress *egressRelay // the way to the egress proxy, or nil
+	// hostEgress is the egress_host_network defect: no network namespace,
+	// the proxy on the host's loopback.
+	hostEgress bool
 }
 
 // ownNetwork reports whether the program gets a network namespace.
@@ -402,7 +415,11 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 		l.attr.Cloneflags |= syscall.CLONE_NEWPID
 		l.cfg.MountProc = true
 	}
-	if p.Network.Isolate && !mutants.On(mutants.NoNetNS) {
+	switch {
+	case !p.Network.Isolate || mutants.On(mutants.NoNetNS):
+	case p.Network.egress() && mutants.On(mutants.EgressHostNetwork):
+		l.hostEgress = true // the host's network, and the proxy on its loopback
+	default:
 		l.attr.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	if p.Filesystem.OwnIPC && !mutants.On(mutants.IPCShared) {
@@ -417,7 +434,7 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	l.cfg.DropCaps = p.Filesystem.DropCapabilities
 	if p.Hardened.Landlock {
 		r := landlockRules(p, c, dir)
-		if p.Network.egress() && l.ownNetwork() {
+		if p.Network.egress() && l.ownNetwork() && !mutants.On(mutants.EgressLandlockClosed) {
 			// Landlock opens a port on every address; in the program's
 			// namespace, only the proxy's listener holds this one.
 			r.ConnectTCP = []uint16{egressPort}

@@ -98,7 +98,8 @@ func TestMutate(t *testing.T) {
 		entry := regexp.MustCompile(`(?m)(  - id: fail_open\n(?:    .*\n)*?    checks: )\[fail_closed\]`)
 		assert.Assert(t, entry.Match(preds))
 		edited := writeFile(t, entry.ReplaceAll(preds, []byte("$1[]")))
-		res := run(t, nil, "mutate", "--replay", facts, "--predictions", edited, "--fail-on", "any")
+		// Markdown, never wrapped, so that a reason is found on one line.
+		res := run(t, nil, "mutate", "--replay", facts, "--predictions", edited, "--fail-on", "any", "--format", "markdown")
 		res.Assert(t, icmd.Expected{ExitCode: 3, Out: "fail_open"})
 		assert.Check(t, is.Contains(res.Stdout(), "extra: predicted none, failed fail_closed"))
 		// Under the default policy the gate fails on escapes only.
