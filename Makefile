@@ -13,11 +13,13 @@ export CGO_ENABLED ?= 0
 build:
 	$(GO) build -o $(BIN) ./cmd/sandboxlab
 
-# The unit and integration tests, then the full mutation run once
-# (TestMutate, about 8 minutes on two cores). With -short the heavy tests
-# that the mutation run's baseline repeats (all checks, the whole attack
-# matrix) step aside; the mutation run goes alone so that its verdicts
-# share the cores with nothing else.
+# The unit and integration tests, then the mutation tests: the full
+# mutation run once (TestMutate, about 2.5 minutes on two cores), the
+# soundness of selection on a subset and the masking search's
+# rediscovery of the course's case (about a minute together). With
+# -short the heavy tests that the mutation run's baseline repeats (all
+# checks, the whole attack matrix) step aside; the mutation runs go alone
+# so that their verdicts share the cores with nothing else.
 test: build vet
 	$(GO) test -count=1 -short -timeout 20m ./...
 	$(GO) test -count=1 -timeout 40m -run '^TestMutate' -v ./cmd/sandboxlab
@@ -49,8 +51,9 @@ report: build
 # per-defect table and the baseline matrix), each also as .txt, .json and
 # .junit.xml; attack and mutate also as .html (the heat map; for mutate
 # the mutation-testing-elements component too) and mutate as
-# .stryker.json (Stryker's mutation-testing-report-schema). About 9 minutes on two cores; mutate runs last, so its exit
-# code (the gate) is make's.
+# .stryker.json (Stryker's mutation-testing-report-schema). About 4
+# minutes on two cores; mutate runs last, so its exit code (the gate) is
+# make's.
 REPORTS ?= reports
 tables: build
 	./$(BIN) agent --out $(REPORTS) >/dev/null

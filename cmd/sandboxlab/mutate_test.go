@@ -30,7 +30,7 @@ import (
 // against the facts this run measured (mutate --replay), so that they cost
 // seconds, not another full run.
 func TestMutate(t *testing.T) {
-	skip.If(t, testing.Short(), "the full mutation run (about 8 minutes on two cores): run without -short, as make test does")
+	skip.If(t, testing.Short(), "the full mutation run (about 2.5 minutes on two cores): run without -short, as make test does")
 	root := moduleRoot(".")
 	assert.Assert(t, root != "", "not in the sandboxlab module")
 	dir := filepath.Join(t.TempDir(), "reports")
