@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -16,7 +17,8 @@ import (
 // run again with that defect on and each other layer of its level taken
 // away, one at a time; a layer whose removal makes the probe catch the
 // defect, while the probe still passes on the correct sandbox without the
-// layer, masks the defect from that probe.
+// layer and misses the defect again as it was, masks the defect from that
+// probe.
 //
 // Which probes are tried, so that the search costs minutes and not
 // hours:
@@ -71,7 +73,7 @@ func (r *Runner) findMasks(ctx context.Context, pl *pool, defects []report.Defec
 			plainRuns = append(plainRuns, variantRun{v: variant{probe: c.probe, plain: true}, defect: c.defect.ID})
 		}
 	}
-	r.runVariants(ctx, pl, plainRuns, base, prog)
+	r.runVariants(ctx, pl, plainRuns, prog)
 	caughtPlain := map[[2]string]bool{}
 	for _, vr := range plainRuns {
 		if vr.catches(base) {
@@ -84,6 +86,10 @@ func (r *Runner) findMasks(ctx context.Context, pl *pool, defects []report.Defec
 		if c.plain && caughtPlain[[2]string{c.defect.ID, c.probe}] {
 			continue
 		}
+		// The control: the probe as it missed the defect, run again in the
+		// same batch as the layers' tries; a layer counts only if the
+		// control misses again.
+		tries = append(tries, variantRun{v: variant{probe: c.probe, plain: c.plain}, defect: c.defect.ID})
 		for _, l := range c.layers {
 			v := variant{probe: c.probe, plain: c.plain, without: l}
 			tries = append(tries, variantRun{v: v, defect: c.defect.ID})
@@ -93,16 +99,21 @@ func (r *Runner) findMasks(ctx context.Context, pl *pool, defects []report.Defec
 	for v := range baseVariants {
 		tries = append(tries, variantRun{v: v})
 	}
-	r.runVariants(ctx, pl, tries, base, prog)
+	r.runVariants(ctx, pl, tries, prog)
 	clean := map[variant]bool{}
+	missedAgain := map[[3]string]bool{}
 	for _, vr := range tries {
-		if vr.defect == "" && vr.err == nil && !vr.fails() {
+		switch {
+		case vr.defect == "" && vr.err == nil && !vr.fails():
 			clean[vr.v] = true
+		case vr.defect != "" && vr.v.without == "" && vr.err == nil && !vr.catches(base):
+			missedAgain[[3]string{vr.defect, vr.v.probe, fmt.Sprint(vr.v.plain)}] = true
 		}
 	}
 	var masks []report.Mask
 	for _, vr := range tries {
-		if vr.defect != "" && clean[vr.v] && vr.catches(base) {
+		if vr.defect != "" && vr.v.without != "" && clean[vr.v] && vr.catches(base) &&
+			missedAgain[[3]string{vr.defect, vr.v.probe, fmt.Sprint(vr.v.plain)}] {
 			masks = append(masks, report.Mask{Defect: vr.defect, Probe: vr.v.probe, Plain: vr.v.plain, Layer: vr.v.without})
 		}
 	}
@@ -172,13 +183,18 @@ func (vr *variantRun) catches(base *baseRun) bool {
 	return true
 }
 
-// runVariants runs the variant runs in the pool, filling in their
-// results; an error (a hung probe too) leaves a run undecided.
-func (r *Runner) runVariants(ctx context.Context, pl *pool, runs []variantRun, base *baseRun, prog *progressor) {
+// runVariants runs the variant runs one at a time, filling in their
+// results; an error (a hung probe too) leaves a run undecided. One at a
+// time, because a variant is the probe with a layer its check took away
+// on purpose put back, or another taken away: its CPU is not what the
+// baseline measured (the plain tree-kill check's children spin until the
+// CPU limit kills them), and on a shared machine a busy neighbour would
+// make it miss or catch by the clock rather than by the layer.
+func (r *Runner) runVariants(ctx context.Context, pl *pool, runs []variantRun, prog *progressor) {
 	prog.update(func(p *Progress) { p.Phase, p.ProbesDone, p.ProbesTotal = PhaseMasking, 0, len(runs) })
 	var wg sync.WaitGroup
 	for i := range runs {
-		t := pl.enqueue(base.weight[runs[i].v.probe])
+		t := pl.enqueueWhole()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

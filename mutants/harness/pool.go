@@ -52,6 +52,17 @@ func (p *pool) enqueue(weight float64) *ticket {
 	return t
 }
 
+// enqueueWhole queues a task that runs alone: it fits only when nothing
+// else runs.
+func (p *pool) enqueueWhole() *ticket {
+	t := &ticket{weight: p.cores, granted: make(chan struct{})}
+	p.mu.Lock()
+	p.queue = append(p.queue, t)
+	p.dispatch()
+	p.mu.Unlock()
+	return t
+}
+
 // wait waits until t is granted, and returns the function that gives its
 // place back; or ctx's error, having left the queue.
 func (p *pool) wait(ctx context.Context, t *ticket) (release func(), err error) {
