@@ -397,8 +397,14 @@ func (e *mutateETA) step(pr harness.Progress) {
 		e.p.line("%sbaseline done in %s (%d probe runs); %d defects to run, %d probe runs", e.prefix(),
 			roundDuration(pr.Elapsed), prev.ProbesTotal, pr.Total, pr.ProbesTotal)
 	case pr.Defect.ID != "":
-		e.p.line("%s%s %-24s %-9s %3d probes %4d s   %s elapsed%s", e.prefix(), counter(pr.Done, pr.Total), pr.Defect.ID,
-			pr.Defect.Outcome, pr.Defect.Probes, pr.Defect.MS/1000, roundDuration(pr.Elapsed), left)
+		line := fmt.Sprintf("%s%s %-28s %-8s %4d probes %4ds  %s", e.prefix(), counter(pr.Done, pr.Total), pr.Defect.ID,
+			pr.Defect.Outcome, pr.Defect.Probes, pr.Defect.MS/1000, roundDuration(pr.Elapsed))
+		// The estimate only where the line still fits 80 columns (a log's
+		// or a terminal's; the bar has it too).
+		if len(line)+len(left) <= 80 {
+			line += left
+		}
+		e.p.line("%s", line)
 	}
 }
 
