@@ -36,17 +36,7 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(evidence.Python); err != nil {
-		return nil, fmt.Errorf("the attack programs need %s: %w", evidence.Python, err)
-	}
-	if opts.TempDir == "" {
-		// Fixtures go where a user's files would be, not in a scratch
-		// directory that L5 makes private (see evidence.FixtureRoot).
-		if opts.TempDir, err = evidence.FixtureRoot(); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkReachable(opts.TempDir); err != nil {
+	if err := prepare(&opts.TempDir); err != nil {
 		return nil, err
 	}
 	var without *sandbox.Layer
@@ -96,6 +86,23 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 	}
 	rep.Summarize()
 	return rep, nil
+}
+
+// prepare checks what every cell needs (the interpreter, a fixture
+// directory the program's identity can reach), filling in *tempDir.
+func prepare(tempDir *string) error {
+	if _, err := os.Stat(evidence.Python); err != nil {
+		return fmt.Errorf("the attack programs need %s: %w", evidence.Python, err)
+	}
+	if *tempDir == "" {
+		// Fixtures go where a user's files would be, not in a scratch
+		// directory that L5 makes private (see evidence.FixtureRoot).
+		var err error
+		if *tempDir, err = evidence.FixtureRoot(); err != nil {
+			return err
+		}
+	}
+	return checkReachable(*tempDir)
 }
 
 // onOwnThread runs f on a goroutine locked to an OS thread of its own,

@@ -95,15 +95,7 @@ func RunSandboxes(ctx context.Context, opts SandboxOptions) (*report.Sandboxes, 
 	if len(opts.Sandboxes) == 0 {
 		return nil, fmt.Errorf("%w: no sandbox given", ErrUsage)
 	}
-	if _, err := os.Stat(evidence.Python); err != nil {
-		return nil, fmt.Errorf("the attack programs need %s: %w", evidence.Python, err)
-	}
-	if opts.TempDir == "" {
-		if opts.TempDir, err = evidence.FixtureRoot(); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkReachable(opts.TempDir); err != nil {
+	if err := prepare(&opts.TempDir); err != nil {
 		return nil, err
 	}
 	rep := &report.Sandboxes{
