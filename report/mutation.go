@@ -92,8 +92,10 @@ type Flake struct {
 	// Probe is the check's id or the cell's name.
 	Probe string `json:"probe"`
 	// Verdicts are the repeats' verdicts, in order (pass/fail for a
-	// check, escaped/stopped for a cell).
+	// check, escaped/stopped for a cell), and Evidence what the host saw
+	// in each: why it flaked.
 	Verdicts []string `json:"verdicts"`
+	Evidence []string `json:"evidence,omitempty"`
 }
 
 // Mask is a layer found hiding a defect from a probe: with the layer

@@ -147,6 +147,7 @@ func flake(defect, probe string, runs []probeRun) (report.Flake, bool) {
 	f := report.Flake{Defect: defect, Probe: probe}
 	for _, pr := range runs {
 		f.Verdicts = append(f.Verdicts, pr.result.verdict())
+		f.Evidence = append(f.Evidence, pr.result.evidence())
 	}
 	for _, v := range f.Verdicts {
 		if v != f.Verdicts[0] {

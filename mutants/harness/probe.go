@@ -104,6 +104,17 @@ func (r *ProbeResult) verdict() string {
 	return "none"
 }
 
+// evidence is what the host saw in the probe's run.
+func (r *ProbeResult) evidence() string {
+	switch {
+	case r.Check != nil:
+		return r.Check.Evidence
+	case r.Cell != nil:
+		return r.Cell.Evidence
+	}
+	return ""
+}
+
 // probeRun is one task's outcome: the worker's result, or why there is
 // none, and what it cost.
 type probeRun struct {
