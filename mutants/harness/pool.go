@@ -29,6 +29,9 @@ type pool struct {
 	running int
 	load    float64
 	queue   []*ticket
+	// external is the CPU others than the probes use, in cores (see
+	// watchNeighbours): the budget lends it to them.
+	external float64
 }
 
 // ticket is one task's place in the queue.
@@ -122,5 +125,5 @@ func (p *pool) dispatch() {
 // fits reports whether t can run now: there is CPU to spare for it, or
 // nothing else is running.
 func (p *pool) fits(t *ticket) bool {
-	return p.running == 0 || p.load+t.weight <= p.cores+1e-9
+	return p.running == 0 || p.load+t.weight <= p.cores-p.external+1e-9
 }

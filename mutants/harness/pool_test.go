@@ -53,3 +53,17 @@ func TestPoolShares(t *testing.T) {
 	first, second := idle.enqueue(1), idle.enqueue(1)
 	assert.Check(t, granted(first) && granted(second), "two cores: two whole tasks")
 }
+
+// TestPoolLendsToNeighbours: CPU that others use shrinks the budget (a
+// neighbour's busy core is one the probes do not get), and the machine's
+// CPU can be read here.
+func TestPoolLendsToNeighbours(t *testing.T) {
+	p := newPool(4, 2)
+	p.external = 1
+	a, b := p.enqueue(0.6), p.enqueue(0.6)
+	assert.Check(t, granted(a))
+	assert.Check(t, !granted(b), "one core lent to a neighbour leaves room for one")
+	busy, total, ok := cpuTicks()
+	assert.Assert(t, ok, "/proc/stat could not be read")
+	assert.Check(t, total > busy && busy > 0)
+}

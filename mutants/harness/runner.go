@@ -165,6 +165,9 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 		cores = float64(runtime.NumCPU())
 	}
 	pl := newPool(r.Jobs, cores)
+	watch, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go pl.watchNeighbours(watch)
 	prog := &progressor{fn: r.Progress, start: start}
 
 	base, baseErr := r.runBaseline(ctx, pl, probes, prog)
