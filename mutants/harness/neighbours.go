@@ -22,9 +22,12 @@ import (
 // neighbourEvery is how often the machine's CPU is read; neighbourWeight
 // how much a new reading counts against the ones before (an average over
 // about a second, so that a probe's burst is not taken for a neighbour).
+// neighbourFloor is the use by others below which the machine counts as
+// the pool's own (the harness's own bookkeeping, the kernel's threads).
 const (
 	neighbourEvery  = 250 * time.Millisecond
 	neighbourWeight = 0.3
+	neighbourFloor  = 0.25
 )
 
 // watchNeighbours updates p's view of the CPU used by others than its
@@ -53,8 +56,14 @@ func (p *pool) watchNeighbours(ctx context.Context) {
 		p.mu.Lock()
 		others := max(0, used-p.load)
 		avg = neighbourWeight*others + (1-neighbourWeight)*avg
+		lend := avg
+		if avg > neighbourFloor {
+			// With neighbours, no margin past the cores either: the
+			// probes' bursts would come out of what is left of a core.
+			lend += max(0, p.cores-cpus)
+		}
 		// Never lend more than leaves one core for the probes.
-		p.external = min(avg, max(0, p.cores-1))
+		p.external = min(lend, max(0, p.cores-1))
 		p.dispatch()
 		p.mu.Unlock()
 	}
