@@ -64,6 +64,9 @@ func annotationMessage(d Defect) string {
 	for _, u := range d.Unexpected {
 		fmt.Fprintf(&b, "unexpected: %s\n", u)
 	}
+	for _, s := range d.Seen {
+		fmt.Fprintf(&b, "seen: %s %s: %s\n", s.Probe, seenVerb(s.Verdict), s.Evidence)
+	}
 	fmt.Fprintf(&b, "predicted to fail: %s; failed: %s\n", list(d.PredictedChecks), list(d.FailedChecks))
 	fmt.Fprintf(&b, "predicted attack escapes: %s; attack escapes: %s", cells(d.PredictedAttacks), cells(d.EscapedAttacks))
 	return b.String()

@@ -174,7 +174,7 @@ func (m *Mutation) page(o Options) (*page, error) {
 		for _, d := range pt.defects {
 			status, _, _, _ := MutantStatus(d, probes)
 			part.Defects = append(part.Defects, defectRow{ID: d.ID, Summary: d.Summary, Predicted: list(d.PredictedChecks), Failed: list(d.FailedChecks),
-				Outcome: string(d.Outcome), PredictedAttacks: cells(d.PredictedAttacks), Attacks: cells(d.EscapedAttacks), Why: note(d),
+				Outcome: string(d.Outcome), PredictedAttacks: cells(d.PredictedAttacks), Attacks: cells(d.EscapedAttacks), Why: noteSeen(d),
 				Status: status, Unexpected: len(d.Unexpected) > 0})
 		}
 		if c := pt.checks; c != nil {

@@ -338,6 +338,9 @@ func defectDetail(d Defect) string {
 	for _, u := range d.Unexpected {
 		fmt.Fprintf(&b, "unexpected: %s\n", u)
 	}
+	for _, s := range d.Seen {
+		fmt.Fprintf(&b, "seen: %s %s: %s\n", s.Probe, seenVerb(s.Verdict), s.Evidence)
+	}
 	if d.Error != "" {
 		fmt.Fprintf(&b, "error: %s\n", d.Error)
 	}

@@ -175,6 +175,21 @@ type Defect struct {
 	Probes int `json:"probes,omitempty"`
 	// Flaky lists its probes whose verdict changed between repeats.
 	Flaky []Flake `json:"flaky,omitempty"`
+	// Seen is what the host saw in each probe an unexpected result names
+	// (a check that failed or passed against the prediction, a cell that
+	// escaped or was stopped against it): why CI failed, without a rerun.
+	Seen []Seen `json:"seen,omitempty"`
+}
+
+// Seen is one probe's verdict and evidence under a defect.
+type Seen struct {
+	// Probe is the check's id or the cell's name (attack@L<n>).
+	Probe string `json:"probe"`
+	// Verdict is pass or fail for a check, escaped or stopped for a cell.
+	Verdict string `json:"verdict"`
+	// Evidence is what the host saw: on a check's failure, its first
+	// failure message.
+	Evidence string `json:"evidence"`
 }
 
 // Known is a divergence the predictions file records as understood.
@@ -440,6 +455,7 @@ func (m *Mutation) tablesPart(p *printer, parts []mutationPart, i int) {
 		}
 		p.table([]string{"defect", "predicted to fail", "failed", "outcome", "predicted attack escapes", "attack escapes", "why"}, rows)
 		p.printf("Attack escapes are the cells that escaped with the defect on and are stopped on the correct sandbox.\n")
+		seenLines(p, pt.defects)
 		p.printf("\n")
 	} else if first {
 		p.printf("\n")
@@ -453,6 +469,35 @@ func (m *Mutation) tablesPart(p *printer, parts []mutationPart, i int) {
 		p.subheading("Attack matrix on the correct sandbox")
 		a.matrix(p)
 	}
+}
+
+// seenLines lists what the host saw in the probes behind each
+// unexpected result.
+func seenLines(p *printer, defects []Defect) {
+	var lines []string
+	for _, d := range defects {
+		for _, s := range d.Seen {
+			lines = append(lines, fmt.Sprintf("- %s, %s %s: %s\n", d.ID, s.Probe, seenVerb(s.Verdict), s.Evidence))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	p.printf("\nWhat the host saw in the probes behind the unexpected results:\n%s", para(p.md))
+	for _, l := range lines {
+		p.printf("%s", l)
+	}
+}
+
+// seenVerb says a probe's verdict as a verb: "cpu_limit failed".
+func seenVerb(v string) string {
+	switch v {
+	case verdict.CheckPassed:
+		return "passed"
+	case verdict.CheckFailed:
+		return "failed"
+	}
+	return v
 }
 
 // runLines says how the run was made (selection, repeats, shard) and
@@ -552,6 +597,16 @@ func note(d Defect) string {
 	}
 	if d.Error != "" && len(d.Unexpected) == 0 {
 		parts = append(parts, d.Error)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// noteSeen is note with what the host saw behind the unexpected
+// results, for a page that has no room for a list of its own.
+func noteSeen(d Defect) string {
+	parts := []string{note(d)}
+	for _, s := range d.Seen {
+		parts = append(parts, fmt.Sprintf("seen: %s %s: %s", s.Probe, seenVerb(s.Verdict), s.Evidence))
 	}
 	return strings.Join(parts, "; ")
 }

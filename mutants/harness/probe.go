@@ -92,14 +92,10 @@ type ProbeResult struct {
 // verdict is the probe's verdict in one word, to compare repeats.
 func (r *ProbeResult) verdict() string {
 	switch {
-	case r.Check != nil && r.Check.Passed:
-		return verdict.CheckPassed
 	case r.Check != nil:
-		return verdict.CheckFailed
-	case r.Cell != nil && r.Cell.Escaped:
-		return verdict.CellEscaped
+		return checkVerdict(r.Check.Passed)
 	case r.Cell != nil:
-		return verdict.CellStopped
+		return cellVerdict(r.Cell.Escaped)
 	}
 	return "none"
 }

@@ -258,7 +258,11 @@ func Rejudge(prev *report.Mutation, preds *Predictions, failOn verdict.FailOn) (
 		if err != nil {
 			return nil, err
 		}
-		f := facts{failed: pd.FailedChecks, newEscapes: pd.EscapedAttacks, ms: pd.MS}
+		f := facts{failed: pd.FailedChecks, newEscapes: pd.EscapedAttacks, ms: pd.MS, seen: map[string]report.Seen{}}
+		// Only what the earlier run explained is known of its probes.
+		for _, s := range pd.Seen {
+			f.seen[s.Probe] = s
+		}
 		if pd.Outcome.NoVerdict() {
 			f.err, f.hung = errors.New(pd.Error), pd.Outcome == verdict.Hung
 		}
@@ -457,6 +461,7 @@ type facts struct {
 	err        error    // no verdict (with hung: the worker ran out of time)
 	hung       bool
 	ms         int64
+	seen       map[string]report.Seen // each probe's verdict and evidence, as far as known
 }
 
 // judge diffs one defect's run against its prediction and the baseline,
@@ -465,7 +470,15 @@ func (r *Runner) judge(d mutants.Defect, w workResult, err error, base *WorkerRe
 	f := facts{err: err, hung: w.hung, ms: w.ms, failed: []string{}, newEscapes: []string{}}
 	if err == nil {
 		s := d.Suite.OrCourse()
-		f.failed = w.result.Checks.InSuite(s).FailedIDs()
+		checks, cells := w.result.Checks.InSuite(s), w.result.Attacks.InSuite(s)
+		f.failed = checks.FailedIDs()
+		f.seen = map[string]report.Seen{}
+		for _, c := range checks.Checks {
+			f.seen[c.ID] = report.Seen{Probe: c.ID, Verdict: checkVerdict(c.Passed), Evidence: c.Evidence}
+		}
+		for _, c := range cells.Cells {
+			f.seen[c.Name()] = report.Seen{Probe: c.Name(), Verdict: cellVerdict(c.Escaped), Evidence: c.Evidence}
+		}
 		baseEscaped := set(base.Attacks.InSuite(s).Escaped())
 		for _, c := range w.result.Attacks.InSuite(s).Escaped() {
 			if !baseEscaped[c] {
@@ -531,7 +544,70 @@ func judgeFacts(preds *Predictions, d mutants.Defect, f facts) report.Defect {
 			out.Unexpected = append(out.Unexpected, "attack cell "+c+" is known to escape but was stopped")
 		}
 	}
+	out.Seen = seenBehind(out, p.Known.ExpectedOutcome(), p.Known.Cells(), f.seen)
 	return out
+}
+
+// seenBehind returns what the host saw in the probes the defect's
+// unexpected results name: when the checks' outcome is not the one
+// expected, every check failed against the prediction or passed against
+// it; and every cell that escaped or was stopped against both the
+// prediction and the known divergence.
+func seenBehind(d report.Defect, want verdict.Outcome, knownCells []string, seen map[string]report.Seen) []report.Seen {
+	if len(d.Unexpected) == 0 || len(seen) == 0 {
+		return nil
+	}
+	var ids []string
+	if d.Outcome != want {
+		failed, predicted := set(d.FailedChecks), set(d.PredictedChecks)
+		for _, c := range d.FailedChecks {
+			if !predicted[c] {
+				ids = append(ids, c)
+			}
+		}
+		for _, c := range d.PredictedChecks {
+			if !failed[c] {
+				ids = append(ids, c)
+			}
+		}
+	}
+	predicted, escaped, known := set(d.PredictedAttacks), set(d.EscapedAttacks), set(knownCells)
+	for _, c := range d.EscapedAttacks {
+		if predicted[c] == known[c] {
+			ids = append(ids, c)
+		}
+	}
+	for _, c := range d.PredictedAttacks {
+		if !escaped[c] && !known[c] {
+			ids = append(ids, c)
+		}
+	}
+	for _, c := range knownCells {
+		if !predicted[c] && !escaped[c] {
+			ids = append(ids, c)
+		}
+	}
+	var out []report.Seen
+	for _, id := range ids {
+		if s, ok := seen[id]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func checkVerdict(passed bool) string {
+	if passed {
+		return verdict.CheckPassed
+	}
+	return verdict.CheckFailed
+}
+
+func cellVerdict(escaped bool) string {
+	if escaped {
+		return verdict.CellEscaped
+	}
+	return verdict.CellStopped
 }
 
 func orNone(ids []string) string {

@@ -99,6 +99,50 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgeSeen: a defect's unexpected results carry what the host saw
+// in the probes they name, and nothing else's.
+func TestJudgeSeen(t *testing.T) {
+	p := predictions(t, map[mutants.ID]string{
+		mutants.TraversalOK:   "  - id: traversal_ok\n    summary: s\n    checks: [file_links]\n    attacks: []\n    known: {outcome: escaped, why: equivalent}\n",
+		mutants.LinksFollowed: "  - id: links_followed\n    summary: s\n    checks: [file_links]\n    attacks: [file_api_symlink@L0]\n",
+		mutants.NoPIDNS:       "  - id: no_pid_ns\n    summary: s\n    checks: [wall_timeout]\n    attacks: [runaway_loop@L3]\n    known: {attacks: [runaway_loop@L3], why: stopped anyway}\n",
+	})
+	r := &Runner{Predictions: p}
+	// Every probe's evidence names it, so the test sees whose was taken.
+	withEvidence := func(w *WorkerResult) *WorkerResult {
+		for i := range w.Checks.Checks {
+			w.Checks.Checks[i].Evidence = "saw " + w.Checks.Checks[i].ID
+		}
+		for i := range w.Attacks.Cells {
+			w.Attacks.Cells[i].Evidence = "saw " + w.Attacks.Cells[i].Name()
+		}
+		return w
+	}
+	judge := func(id mutants.ID, w *WorkerResult) []report.Seen {
+		d, _ := mutants.Lookup(string(id))
+		return r.judge(d, workResult{result: withEvidence(w)}, nil, result(nil)).Seen
+	}
+	seen := func(probe, v string) report.Seen { return report.Seen{Probe: probe, Verdict: v, Evidence: "saw " + probe} }
+	cases := []struct {
+		name string
+		got  []report.Seen
+		want []report.Seen
+	}{
+		{"exact", judge(mutants.FailOpen, result([]string{"wall_timeout"})), nil},
+		{"extra", judge(mutants.FailOpen, result([]string{"wall_timeout", "file_links"})), []report.Seen{seen("file_links", verdict.CheckFailed)}},
+		{"different", judge(mutants.FailOpen, result([]string{"file_links"})),
+			[]report.Seen{seen("file_links", verdict.CheckFailed), seen("wall_timeout", verdict.CheckPassed)}},
+		{"cell stopped", judge(mutants.LinksFollowed, result([]string{"file_links"})), []report.Seen{seen("file_api_symlink@L0", verdict.CellStopped)}},
+		{"cell not predicted", judge(mutants.FailOpen, result([]string{"wall_timeout"}, "file_api_symlink@L3")), []report.Seen{seen("file_api_symlink@L3", verdict.CellEscaped)}},
+		{"known cell escaped after all", judge(mutants.NoPIDNS, result([]string{"wall_timeout"}, "runaway_loop@L3")), []report.Seen{seen("runaway_loop@L3", verdict.CellEscaped)}},
+		{"known cell stopped", judge(mutants.NoPIDNS, result([]string{"wall_timeout"})), nil},
+		{"a known outcome beside an unexpected cell is not named", judge(mutants.TraversalOK, result(nil, "file_api_symlink@L3")), []report.Seen{seen("file_api_symlink@L3", verdict.CellEscaped)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { assert.Check(t, is.DeepEqual(c.got, c.want)) })
+	}
+}
+
 // fakes are canned workers: for each defect ("" for the baseline) the
 // run its probes make up, and the probes that reach each defect's site
 // (every probe, for a defect not listed).
@@ -295,6 +339,13 @@ func TestRejudge(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(ExitCode(wrong), 3))
 	assert.Check(t, is.Contains(strings.Join(wrong.Defects[indexOf(mutants.FailOpen)].Unexpected, ";"), "extra: predicted none, failed wall_timeout"))
+
+	// What the earlier run saw behind its unexpected results is kept for
+	// the probes the new verdict names.
+	back.Defects[indexOf(mutants.FailOpen)].Seen = []report.Seen{{Probe: "wall_timeout", Verdict: verdict.CheckFailed, Evidence: "ran on"}}
+	again, err := Rejudge(&back, predictions(t, escape), verdict.FailOnAny)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(again.Defects[indexOf(mutants.FailOpen)].Seen, back.Defects[indexOf(mutants.FailOpen)].Seen))
 }
 
 // TestRunnerInterruptLeavesNothing: cancelling a run stops its workers
