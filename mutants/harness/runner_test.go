@@ -122,7 +122,9 @@ func TestJudgeSeen(t *testing.T) {
 		d, _ := mutants.Lookup(string(id))
 		return r.judge(d, workResult{result: withEvidence(w)}, nil, result(nil)).Seen
 	}
-	seen := func(probe, v string) report.Seen { return report.Seen{Probe: probe, Verdict: v, Evidence: "saw " + probe} }
+	seen := func(probe, v string) report.Seen {
+		return report.Seen{Probe: probe, Verdict: v, Evidence: "saw " + probe}
+	}
 	cases := []struct {
 		name string
 		got  []report.Seen
