@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"gotest.tools/v3/assert"
@@ -91,6 +92,39 @@ func (t *T) untilCPU(tok string, budget time.Duration) context.Context {
 		cancel()
 	})
 	return ctx
+}
+
+// programStart watches for the program tagged tok and returns a func
+// saying when it started by the host's count (the start time of its
+// first process, to the 10 ms tick; zero if the host never saw it). A
+// run timed from there leaves out the harness's own set-up and start,
+// which a loaded machine stretches past any margin a clock's check can
+// give.
+func (t *T) programStart(tok string) func() time.Time {
+	var mu sync.Mutex
+	var at time.Time
+	s := evidence.SampleUntil(tok, 5*time.Millisecond, func(_ time.Time, procs []procfs.Proc) bool {
+		if len(procs) == 0 {
+			return false
+		}
+		first := procs[0]
+		for _, p := range procs {
+			if p.Start < first.Start {
+				first = p
+			}
+		}
+		mu.Lock()
+		at = first.Started()
+		mu.Unlock()
+		return true
+	})
+	t.Cleanup(s.Stop)
+	return func() time.Time {
+		s.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		return at
+	}
 }
 
 // cpuLimits sets the soft and hard CPU limits (whole seconds).

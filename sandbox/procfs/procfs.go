@@ -35,6 +35,20 @@ type Proc struct {
 // whatever the kernel's own tick rate.
 const userHZ = 100
 
+// Started is when the process started by the host's clock, to the tick:
+// its start after boot set against the time since boot now. The result
+// carries a monotonic reading, so it can be subtracted from other
+// time.Now values; it is zero when the boot clock cannot be read.
+func (p Proc) Started() time.Time {
+	now := time.Now()
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return time.Time{}
+	}
+	age := time.Duration(ts.Nano()) - time.Duration(p.Start)*time.Second/userHZ
+	return now.Add(-age)
+}
+
 // Alive reports whether the process can still run: a zombie or a dead
 // entry has finished even though kill(pid, 0) still succeeds.
 func (p Proc) Alive() bool { return p.State != 'Z' && p.State != 'X' && p.State != 'x' }
