@@ -30,9 +30,15 @@ var cpuLimit = &Check{
 			err   error
 			limit string
 		}
+		// The limits are the lowest there are (1 s soft, 2 s hard), not
+		// the preset's 2 s and 3 s: the check tests that the kernel is
+		// asked for them and that PID 1 runs on to the hard one, which
+		// takes 3 s of CPU this way and 5 s the other, on every defect
+		// that reaches the limits.
+		limits := cpuLimits(time.Second, 2*time.Second)
 		runs := []*run{
-			{name: "no namespace", p: Preset(1, TimeLimits(cpuBackstop)), limit: "soft"},
-			{name: "PID 1", p: Preset(3, TimeLimits(cpuBackstop)), limit: "hard"},
+			{name: "no namespace", p: Preset(1, TimeLimits(cpuBackstop), limits), limit: "soft"},
+			{name: "PID 1", p: Preset(3, TimeLimits(cpuBackstop), limits), limit: "hard"},
 		}
 		runs[0].want, runs[1].want = runs[0].p.Limits.CPU, runs[1].p.Limits.CPUHard
 		// Both at once: each is CPU-bound, and there are two cores.
