@@ -30,7 +30,10 @@ var toolWording = &Check{
 			// CPU of the preset's.
 			{sandbox.ReasonCPU, "CPU limit", Preset(1, TimeLimits(cpuBound), cpuLimits(time.Second, 2*time.Second)), 0, "while True: pass"},
 			{sandbox.ReasonMemory, "out of memory", Preset(1), 0, "b = bytearray(512 << 20)"},
-			{sandbox.ReasonProcesses, "too many processes", Preset(3), 0, forkBomb},
+			// The process cap's monitor stops the bomb; on a loaded machine
+			// its forks can take longer than the preset's 1.5 s clock,
+			// which would word the stop as a timeout.
+			{sandbox.ReasonProcesses, "too many processes", Preset(3, TimeLimits(5*time.Second)), 0, forkBomb},
 			{sandbox.ReasonRefused, "not run", Preset(2), 1 << 20, "print('hello')"},
 		}
 		var worded []string
