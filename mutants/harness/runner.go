@@ -480,7 +480,7 @@ func (r *Runner) judge(d mutants.Defect, w workResult, err error, base *WorkerRe
 			f.seen[c.Name()] = report.Seen{Probe: c.Name(), Verdict: cellVerdict(c.Escaped), Evidence: c.Evidence}
 		}
 		baseEscaped := set(base.Attacks.InSuite(s).Escaped())
-		for _, c := range w.result.Attacks.InSuite(s).Escaped() {
+		for _, c := range cells.Escaped() {
 			if !baseEscaped[c] {
 				f.newEscapes = append(f.newEscapes, c)
 			}
