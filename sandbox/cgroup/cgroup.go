@@ -128,23 +128,30 @@ func New(c Config) (*Group, error) {
 	}
 	v2why := v2Unusable(m.V2)
 	if v2why == "" {
+		SweepStale(m.V2, runPrefix)
 		return newV2(m.V2, name, c)
 	}
 	v1why := v1Unusable(m.V1)
 	if v1why == "" {
+		for _, ctl := range v1Controllers {
+			if dir, ok := m.V1[ctl]; ok {
+				SweepStale(dir, runPrefix)
+			}
+		}
 		return newV1(m.V1, name, c)
 	}
 	return nil, fmt.Errorf("making cgroup %s: %w (cgroup v1: %s; cgroup v2: %s): %s", name, ErrUnavailable, v1why, v2why, remedy)
 }
 
-// newName names a run's group after the caller and a random part, so
-// that runs of one caller and of several callers stay apart.
+// newName names a run's group after the caller (Owner) and a random
+// part, so that runs of one caller and of several callers stay apart and
+// a later caller can tell a group whose owner is gone.
 func newName() (string, error) {
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return "sandboxlab-run-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:]), nil
+	return runPrefix + Owner() + "-" + hex.EncodeToString(b[:]), nil
 }
 
 // v1Unusable says why the v1 hierarchies cannot hold a run, or "".
