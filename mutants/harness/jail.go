@@ -7,8 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"sandboxlab/sandbox/cgroup"
 	"sandboxlab/sandbox/procfs"
 )
+
+// owner is this runner in its jails' names.
+var owner = cgroup.Owner()
 
 // jail is a control group (cgroup v1 pids hierarchy) holding one worker
 // and everything it forks, so that the runner can kill all of it whatever
@@ -20,10 +24,16 @@ type jail struct {
 
 const pidsHierarchy = "/sys/fs/cgroup/pids"
 
-// newJail makes the group sandboxlab-<name>; the runner names it after
-// its own pid and the worker's, so that runs side by side keep apart.
-func newJail(name string) *jail {
-	dir := filepath.Join(pidsHierarchy, "sandboxlab-"+name)
+// jailPrefix starts every jail's name.
+const jailPrefix = "sandboxlab-probe-"
+
+// newJail makes the group sandboxlab-probe-<owner>-<worker>: the runner's
+// pid and start time (cgroup.Owner) and the worker's pid, so that runs side
+// by side keep apart. The first jail a runner makes sweeps the empty jails
+// of runners that were killed before they could remove them.
+func newJail(worker int) *jail {
+	cgroup.SweepStale(pidsHierarchy, jailPrefix)
+	dir := filepath.Join(pidsHierarchy, jailPrefix+owner+"-"+strconv.Itoa(worker))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return &jail{}
 	}

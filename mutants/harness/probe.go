@@ -156,7 +156,7 @@ func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 		out.err = fmt.Errorf("starting worker: %w", err)
 		return out
 	}
-	jail := newJail(fmt.Sprintf("%d-%d", os.Getpid(), cmd.Process.Pid))
+	jail := newJail(cmd.Process.Pid)
 	jail.add(cmd.Process.Pid)
 	waitErr := cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

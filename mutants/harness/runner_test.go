@@ -374,16 +374,17 @@ func TestRunnerInterruptLeavesNothing(t *testing.T) {
 	assert.Check(t, time.Since(start) < 20*time.Second, "the run took %v to stop", time.Since(start))
 	left, _ := filepath.Glob(filepath.Join(tmp, "sandboxlab-mutant-*"))
 	assert.Check(t, is.Len(left, 0), "temporary directories left")
-	jails, _ := filepath.Glob(filepath.Join(pidsHierarchy, fmt.Sprintf("sandboxlab-%d-*", os.Getpid())))
+	jails, _ := filepath.Glob(filepath.Join(pidsHierarchy, fmt.Sprintf("%s%d-*", jailPrefix, os.Getpid())))
 	assert.Check(t, is.Len(jails, 0), "control groups left")
 	out, _ := exec.Command("pgrep", "-f", tag).Output()
-	if newJail("probe").dir == "" {
+	probe := newJail(0)
+	if probe.dir == "" {
 		// Without the control group only tagged programs are swept, and
 		// this grandchild carries no tag.
 		exec.Command("pkill", "-f", tag).Run()
 		t.Skipf("no pids control group here (not root?): an untagged grandchild is not swept")
 	}
-	os.Remove(filepath.Join(pidsHierarchy, "sandboxlab-probe"))
+	probe.close()
 	assert.Check(t, is.Equal(strings.TrimSpace(string(out)), ""), "a worker's grandchild survived")
 }
 
