@@ -5,14 +5,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"sandboxlab/sandbox/cgroup"
 	"sandboxlab/sandbox/procfs"
 )
 
-// owner is this runner in its jails' names.
-var owner = cgroup.Owner()
+// owner is this runner in the names of its jails and temporary
+// directories.
+var owner = procfs.Owner()
 
 // jail is a control group (cgroup v1 pids hierarchy) holding one worker
 // and everything it forks, so that the runner can kill all of it whatever
@@ -28,7 +30,7 @@ const pidsHierarchy = "/sys/fs/cgroup/pids"
 const jailPrefix = "sandboxlab-probe-"
 
 // newJail makes the group sandboxlab-probe-<owner>-<worker>: the runner's
-// pid and start time (cgroup.Owner) and the worker's pid, so that runs side
+// pid and start time (procfs.Owner) and the worker's pid, so that runs side
 // by side keep apart. The first jail a runner makes sweeps the empty jails
 // of runners that were killed before they could remove them.
 func newJail(worker int) *jail {
@@ -69,5 +71,26 @@ func (j *jail) close() {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// tmpPrefix starts the name of every worker's temporary directory, which
+// goes on with the runner's owner part.
+const tmpPrefix = "sandboxlab-mutant-"
+
+var sweptTemp sync.Once
+
+// sweepStaleTemp removes, once per runner process, the workers' temporary
+// directories of runners that were killed before they could remove them
+// (their workers die with them, by their parent-death signal).
+func sweepStaleTemp() { sweptTemp.Do(func() { sweepTemp(os.TempDir()) }) }
+
+// sweepTemp is sweepStaleTemp's work in parent, done every time.
+func sweepTemp(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, tmpPrefix+"*"))
+	for _, dir := range dirs {
+		if procfs.OwnerGone(strings.TrimPrefix(filepath.Base(dir), tmpPrefix)) {
+			os.RemoveAll(dir)
+		}
 	}
 }

@@ -128,7 +128,8 @@ type probeRun struct {
 func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 	start := time.Now()
 	out := probeRun{}
-	tmp, err := os.MkdirTemp("", "sandboxlab-mutant-")
+	sweepStaleTemp()
+	tmp, err := os.MkdirTemp("", tmpPrefix+owner+"-")
 	if err != nil {
 		out.err = err
 		return out

@@ -3,7 +3,11 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -186,4 +190,28 @@ func TestMasking(t *testing.T) {
 		}
 	}
 	assert.Check(t, is.DeepEqual(found, []report.Mask{{Defect: "no_sweep", Probe: "wall_timeout", Plain: true, Layer: "cpu_limit"}}))
+}
+
+// TestSweepTemp: the workers' temporary directories of a runner that has
+// ended go, with what is in them; this runner's and names without an
+// owner stay.
+func TestSweepTemp(t *testing.T) {
+	parent := t.TempDir()
+	ended := exec.Command("/bin/true")
+	assert.NilError(t, ended.Run())
+	mk := func(name string) string {
+		dir := filepath.Join(parent, name)
+		assert.NilError(t, os.MkdirAll(filepath.Join(dir, "session", "work"), 0o755))
+		return dir
+	}
+	gone := mk(tmpPrefix + strconv.Itoa(ended.Process.Pid) + "-12345-1")
+	mine := mk(tmpPrefix + owner + "-2")
+	old := mk(tmpPrefix + "1234567")
+	sweepTemp(parent)
+	_, err := os.Stat(gone)
+	assert.Check(t, os.IsNotExist(err), "a dead runner's directory is still there: %v", err)
+	for _, dir := range []string{mine, old} {
+		_, err := os.Stat(dir)
+		assert.Check(t, err, "%s was removed", filepath.Base(dir))
+	}
 }

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"sandboxlab/sandbox/procfs"
 )
 
 // ErrUnavailable is wrapped by New's error when there is neither a usable
@@ -143,7 +145,7 @@ func New(c Config) (*Group, error) {
 	return nil, fmt.Errorf("making cgroup %s: %w (cgroup v1: %s; cgroup v2: %s): %s", name, ErrUnavailable, v1why, v2why, remedy)
 }
 
-// newName names a run's group after the caller (Owner) and a random
+// newName names a run's group after the caller (procfs.Owner) and a random
 // part, so that runs of one caller and of several callers stay apart and
 // a later caller can tell a group whose owner is gone.
 func newName() (string, error) {
@@ -151,7 +153,7 @@ func newName() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return runPrefix + Owner() + "-" + hex.EncodeToString(b[:]), nil
+	return runPrefix + procfs.Owner() + "-" + hex.EncodeToString(b[:]), nil
 }
 
 // v1Unusable says why the v1 hierarchies cannot hold a run, or "".

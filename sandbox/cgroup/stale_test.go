@@ -14,7 +14,7 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-// goneOwner is the Owner of a process that has ended: its pid (not reused
+// goneOwner is the procfs.Owner of a process that has ended: its pid (not reused
 // so soon) and a start time.
 func goneOwner(t *testing.T) string {
 	t.Helper()
@@ -44,7 +44,7 @@ func TestSweepStale(t *testing.T) {
 		kept bool
 	}{
 		{group(runPrefix+gone+"-aa", ""), false},
-		{group(runPrefix+Owner()+"-bb", ""), true},
+		{group(runPrefix+procfs.Owner()+"-bb", ""), true},
 		{group(runPrefix+gone+"-cc", "4242\n"), true},
 		{group(runPrefix+strconv.Itoa(me.PID)+"-"+strconv.FormatUint(me.Start+1, 10)+"-dd", ""), false},
 		{group(runPrefix+"garbage", ""), true},

@@ -376,3 +376,37 @@ func StatusField(status []byte, name string) string {
 	}
 	return ""
 }
+
+// Owner names the calling process for good, for the names of what it
+// makes and must remove (a control group, a temporary directory): its pid
+// and its start time, "<pid>-<start>", which a later process that reuses
+// the pid does not share. A process killed before it could clean up
+// leaves names that OwnerGone recognises.
+func Owner() string {
+	me, err := Stat(os.Getpid())
+	if err != nil {
+		return strconv.Itoa(os.Getpid()) + "-0"
+	}
+	return strconv.Itoa(me.PID) + "-" + strconv.FormatUint(me.Start, 10)
+}
+
+// OwnerGone reports whether the owner named at the start of rest
+// ("<pid>-<start>..." as Owner made it) has ended. A name it cannot read,
+// or an owner that may still be running, is not gone: a sweep errs on the
+// side of leaving things.
+func OwnerGone(rest string) bool {
+	f := strings.SplitN(rest, "-", 3)
+	if len(f) < 2 {
+		return false
+	}
+	pid, err1 := strconv.Atoi(f[0])
+	start, err2 := strconv.ParseUint(f[1], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 || start == 0 {
+		return false
+	}
+	p, err := Stat(pid)
+	if err != nil {
+		return os.IsNotExist(err)
+	}
+	return p.Start != start || !p.Alive()
+}
