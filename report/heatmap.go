@@ -168,7 +168,7 @@ func SandboxHeatMap(s *Sandboxes, title string) HeatMap {
 		row := HeatRow{Label: at}
 		for _, sb := range s.Sandboxes {
 			c, ok := s.Cell(at, sb.Name)
-			cell := HeatCell{ID: at + "@" + sb.Name}
+			cell := HeatCell{ID: verdict.Cell{Attack: at, Column: sb.Name}.String()}
 			switch {
 			case sb.Skipped != "":
 				cell.State, cell.Text = NotRun, verdict.CellNotRun

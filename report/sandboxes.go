@@ -68,7 +68,7 @@ type SandboxCell struct {
 }
 
 // Name is the cell's id: attack@sandbox.
-func (c SandboxCell) Name() string { return c.Attack + "@" + c.Sandbox }
+func (c SandboxCell) Name() string { return verdict.Cell{Attack: c.Attack, Column: c.Sandbox}.String() }
 
 // Sandboxes is the report of 'sandboxlab attack --sandbox': the same
 // attacks under several sandboxes, side by side, each cell judged by the

@@ -70,12 +70,7 @@ func ownerGone(dir string) (bool, error) {
 	if err1 != nil || err2 != nil {
 		return false, fmt.Errorf("%s: malformed owner record", rec)
 	}
-	p, err := procfs.Stat(pid)
-	if err != nil {
-		return true, nil // no such process
-	}
-	// A different start time is another process that got the PID.
-	return p.Start != start || !p.Alive(), nil
+	return procfs.Ended(pid, start), nil
 }
 
 // CollectGarbage removes the session directories in root (default

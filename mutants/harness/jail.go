@@ -87,10 +87,7 @@ func sweepStaleTemp() { sweptTemp.Do(func() { sweepTemp(os.TempDir()) }) }
 
 // sweepTemp is sweepStaleTemp's work in parent, done every time.
 func sweepTemp(parent string) {
-	dirs, _ := filepath.Glob(filepath.Join(parent, tmpPrefix+"*"))
-	for _, dir := range dirs {
-		if procfs.OwnerGone(strings.TrimPrefix(filepath.Base(dir), tmpPrefix)) {
-			os.RemoveAll(dir)
-		}
+	for _, dir := range procfs.Orphaned(parent, tmpPrefix) {
+		os.RemoveAll(dir)
 	}
 }

@@ -1,8 +1,6 @@
 package cgroup
 
 import (
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"sandboxlab/sandbox/procfs"
@@ -29,11 +27,7 @@ func SweepStale(parent, prefix string) {
 
 // sweep is SweepStale's work, done every time it is called.
 func sweep(parent, prefix string) {
-	dirs, _ := filepath.Glob(filepath.Join(parent, prefix+"*"))
-	for _, dir := range dirs {
-		if !procfs.OwnerGone(strings.TrimPrefix(filepath.Base(dir), prefix)) {
-			continue
-		}
+	for _, dir := range procfs.Orphaned(parent, prefix) {
 		if pids, err := readPIDs(dir); err != nil || len(pids) > 0 {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -404,9 +405,30 @@ func OwnerGone(rest string) bool {
 	if err1 != nil || err2 != nil || pid <= 0 || start == 0 {
 		return false
 	}
+	return Ended(pid, start)
+}
+
+// Orphaned returns the entries of parent named prefix+Owner()+"..." whose
+// owner has ended (OwnerGone): what a process killed before it could
+// clean up left there.
+func Orphaned(parent, prefix string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(parent, prefix+"*"))
+	var out []string
+	for _, dir := range dirs {
+		if OwnerGone(strings.TrimPrefix(filepath.Base(dir), prefix)) {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// Ended reports whether the process that had pid and started at start
+// (Proc.Start) has ended: no process has the pid, or the one that has it
+// started at another time (the pid was reused), or it is a zombie.
+func Ended(pid int, start uint64) bool {
 	p, err := Stat(pid)
 	if err != nil {
-		return os.IsNotExist(err)
+		return true // no such process
 	}
 	return p.Start != start || !p.Alive()
 }
