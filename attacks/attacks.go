@@ -31,7 +31,7 @@
 //
 // The package imports the sandbox, sandbox/evidence, attacks/backends and
 // report (with its
-// vocabulary, report/verdict, here named vocab: verdict is a judge's
+// vocabulary, verdict, here named vocab: verdict is a judge's
 // decision in this package); never the checks, and never the harness.
 package attacks
 
@@ -44,8 +44,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox/procfs"
+	vocab "sandboxlab/verdict"
 )
 
 //go:embed programs/*.py

@@ -15,9 +15,9 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"sandboxlab/report"
-	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/procfs"
+	vocab "sandboxlab/verdict"
 )
 
 // designTable is the README's table of the 16 attacks: the first level that

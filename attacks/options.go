@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"sandboxlab/report"
-	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
+	vocab "sandboxlab/verdict"
 )
 
 // Options choose the part of the matrix to run.

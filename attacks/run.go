@@ -13,10 +13,10 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
-	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
+	vocab "sandboxlab/verdict"
 )
 
 // watchEvery is how often a watch samples the host while a program runs.

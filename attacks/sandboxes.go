@@ -18,10 +18,10 @@ import (
 	"sandboxlab/attacks/backends"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
-	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
+	vocab "sandboxlab/verdict"
 )
 
 // elsewhere is what an attack says about running under another sandbox

@@ -17,9 +17,9 @@ import (
 
 	"sandboxlab/attacks/backends"
 	"sandboxlab/report"
-	vocab "sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
+	vocab "sandboxlab/verdict"
 )
 
 // sandboxTempDir makes a directory for the cells' fixtures where the CLI

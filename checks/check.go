@@ -16,7 +16,7 @@
 // A check is found by its id in one hop: <id>.go holds it, registry.go
 // lists them in order, the course's first, then the hardening suite's.
 // The package imports the sandbox, sandbox/evidence (what the host can
-// see of a program) and report (with its vocabulary, report/verdict);
+// see of a program) and report (with its vocabulary, verdict);
 // never the attacks, and never the harness, which runs the checks through
 // a worker.
 package checks
@@ -32,9 +32,9 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
+	"sandboxlab/verdict"
 )
 
 // Check is one promise check.

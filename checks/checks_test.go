@@ -10,7 +10,7 @@ import (
 	"gotest.tools/v3/skip"
 
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // TestChecks runs every promise check on the correct sandbox. Checks run

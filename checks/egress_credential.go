@@ -10,8 +10,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
+	"sandboxlab/verdict"
 )
 
 var egressCredential = &Check{

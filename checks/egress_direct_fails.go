@@ -6,9 +6,9 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
+	"sandboxlab/verdict"
 )
 
 var egressDirectFails = &Check{

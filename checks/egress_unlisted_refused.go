@@ -8,10 +8,10 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/egress"
 	"sandboxlab/sandbox/evidence"
+	"sandboxlab/verdict"
 )
 
 var egressUnlistedRefused = &Check{

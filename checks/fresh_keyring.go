@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
+	"sandboxlab/verdict"
 )
 
 var freshKeyring = &Check{

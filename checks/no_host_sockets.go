@@ -7,9 +7,9 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
+	"sandboxlab/verdict"
 )
 
 var noHostSockets = &Check{

@@ -6,8 +6,8 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
+	"sandboxlab/verdict"
 )
 
 var realMemoryLimit = &Check{

@@ -1,6 +1,6 @@
 package checks
 
-import "sandboxlab/report/verdict"
+import "sandboxlab/verdict"
 
 // All lists every promise check: the course's, then the hardening
 // suite's, each with its suite. Each lives in the file named after its

@@ -8,10 +8,10 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
+	"sandboxlab/verdict"
 )
 
 var sessionsApart = &Check{

@@ -10,10 +10,10 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
+	"sandboxlab/verdict"
 )
 
 var syscallFilter = &Check{

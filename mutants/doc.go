@@ -10,7 +10,7 @@
 // compiler removes every planted site: that is the build for embedders.
 //
 // The sandbox library imports this package, so it imports the standard
-// library and report/verdict only (the suite a defect belongs to is a word
+// library and verdict only (the suite a defect belongs to is a word
 // of that standard-library-only vocabulary). What runs the defects and
-// judges them is mutants/harness.
+// judges them is harness.
 package mutants

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // ID names one planted defect. The ids are stable: predictions.yaml and

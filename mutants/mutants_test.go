@@ -11,7 +11,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 func TestRegistry(t *testing.T) {

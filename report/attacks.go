@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // Tables renders the attack matrix: one row per attack, one column per

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // CrossCheck reads the mutation report that --out wrote into dir

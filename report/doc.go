@@ -12,7 +12,7 @@
 // other suite's part under its name (see suites.go).
 //
 // It is the last step of the flow Policy → Run → Result → verdict →
-// report. It may import the standard library, report/verdict and the
+// report. It may import the standard library, verdict and the
 // table renderer; never the sandbox, the checks, the attacks or the
 // harness, which import it.
 package report

@@ -4,7 +4,7 @@ package report
 // field set by hand, so the golden files change only when a renderer
 // does.
 
-import "sandboxlab/report/verdict"
+import "sandboxlab/verdict"
 
 var rootIdentity = Identity{UID: 0, Root: true, ProgramUID: 65534}
 

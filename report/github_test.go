@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 	"strings"
 	"testing"
 

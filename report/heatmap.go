@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // A heat map is a matrix of attacks against columns (levels, or other

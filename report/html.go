@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // The HTML page: one self-contained file (html/template, the template

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // The JUnit XML model: the common schema CI systems read (Jenkins, GitLab,

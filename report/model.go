@@ -1,6 +1,6 @@
 package report
 
-import "sandboxlab/report/verdict"
+import "sandboxlab/verdict"
 
 // Identity says who ran a report: host identity matters (root can mount at
 // L0–L2; a fixture's owner decides what the uid mapping stops).

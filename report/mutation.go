@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // Mutation is the report of 'sandboxlab mutate': the baseline, each

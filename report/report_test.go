@@ -14,7 +14,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // render returns r in format f.

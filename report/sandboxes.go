@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // A cell of the attack × sandbox matrix is stopped (the host saw no

@@ -10,7 +10,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // fixtureSandboxes is a small attack × sandbox matrix with every kind of

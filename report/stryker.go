@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // The Stryker report: the mutation-testing-report-schema's shape (schema

@@ -3,7 +3,7 @@ package report
 import (
 	"strings"
 
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // A report holds the members of one suite or several: the course's,

@@ -16,10 +16,10 @@ import (
 var libraryMayImport = []string{
 	"sandboxlab/sandbox",
 	"sandboxlab/sandbox/",
-	"sandboxlab/mutants", // the switch alone; its harness is mutants/harness
+	"sandboxlab/mutants", // the switch alone; its runner is the top-level harness
 	// The vocabulary's words (a defect's suite): standard library only,
 	// which TestVocabularyIsStandardLibraryOnly in its package holds it to.
-	"sandboxlab/report/verdict",
+	"sandboxlab/verdict",
 	"golang.org/x/sys/",
 	"golang.org/x/net/bpf", // the seccomp filter's assembler (pure Go)
 }

@@ -10,8 +10,8 @@ import (
 	"sandboxlab/attacks"
 	"sandboxlab/attacks/backends"
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
+	"sandboxlab/verdict"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 
 	"sandboxlab/checks"
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 func init() {

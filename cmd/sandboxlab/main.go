@@ -19,9 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/reexec"
+	"sandboxlab/verdict"
 )
 
 // command is one subcommand.

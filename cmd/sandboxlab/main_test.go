@@ -19,7 +19,7 @@ import (
 	"sandboxlab/checks"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // bin is the sandboxlab binary built for these tests. Its directory is

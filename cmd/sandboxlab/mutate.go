@@ -17,11 +17,11 @@ import (
 	"sandboxlab"
 	"sandboxlab/attacks"
 	"sandboxlab/checks"
+	"sandboxlab/harness"
 	"sandboxlab/mutants"
-	"sandboxlab/mutants/harness"
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
+	"sandboxlab/verdict"
 )
 
 func init() {

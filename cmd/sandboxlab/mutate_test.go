@@ -16,7 +16,7 @@ import (
 	"gotest.tools/v3/skip"
 
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // TestMutate is the project's main promise, run once per 'make test': the

@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
+	"sandboxlab/verdict"
 )
 
 func init() {

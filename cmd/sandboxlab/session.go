@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
+	"sandboxlab/verdict"
 )
 
 func init() {

@@ -13,11 +13,11 @@ import (
 
 	"sandboxlab/attacks"
 	"sandboxlab/checks"
+	"sandboxlab/harness"
 	"sandboxlab/mutants"
-	"sandboxlab/mutants/harness"
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/reexec"
+	"sandboxlab/verdict"
 )
 
 // workerName is the helper 'mutate' starts for each probe run: this

@@ -10,7 +10,7 @@ import (
 
 	"sandboxlab"
 	"sandboxlab/mutants"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // universe is the course's: these tests judge made-up results against

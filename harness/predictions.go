@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"sandboxlab/mutants"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // Predictions is predictions.yaml.

@@ -18,7 +18,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // result builds a worker's report: the checks that failed and the cells

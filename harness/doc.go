@@ -6,7 +6,7 @@
 // edited predictions (Rejudge), and confines each worker to a control
 // group so that nothing it forked outlives it.
 //
-// It imports mutants (the registry), report and report/verdict, the YAML
+// It imports mutants (the registry), report and verdict, the YAML
 // decoder and sandbox/procfs. It does not import the checks or the
 // attacks: the CLI gives it a Worker that runs them.
 package harness

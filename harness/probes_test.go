@@ -16,7 +16,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // courseResults are canned runs: every course defect fails wall_timeout,

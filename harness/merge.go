@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // Merge combines the reports of the shards of one run (mutate --shard

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
 	"sandboxlab/sandbox/procfs"
+	"sandboxlab/verdict"
 )
 
 // Probe is one thing the harness runs and judges on its own: a check, or

@@ -14,7 +14,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
-	"sandboxlab/report/verdict"
+	"sandboxlab/verdict"
 )
 
 // WorkerResult is a run of the checks and the attack matrix with one
