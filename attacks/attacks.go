@@ -141,6 +141,10 @@ type spec struct {
 	// elsewhere says how the attack runs under another sandbox than
 	// sandboxlab's own levels (see sandboxes.go).
 	elsewhere elsewhere
+	// needs names what of the host's kernel the attack needs to mean
+	// anything: where the host lacks it (evidence.Lacks), every cell is
+	// not applicable, with the reason, and the program is not run.
+	needs vocab.Feature
 	// idleCPU says that the program's CPU is no part of its verdict: it
 	// busy-loops only to be a loop that never ends, and is judged by the
 	// clock. Its judge runs it at the lowest priority (idle), so that its

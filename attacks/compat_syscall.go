@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	vocab "sandboxlab/verdict"
 )
 
 func init() {
@@ -11,6 +13,7 @@ func init() {
 		id:        "compat_syscall",
 		escapes:   "makes a directory on the host through the 32-bit system-call entry point",
 		firstStop: 6,
+		needs:     vocab.CompatEntry,
 		new:       func() attack { return &compatSyscall{} },
 		elsewhere: elsewhere{rootRisk: "it makes a directory in its working directory through system-call numbers that mean other calls on x86-64"},
 	})

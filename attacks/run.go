@@ -160,6 +160,10 @@ func (e *env) attackProcs() []procfs.Proc { return evidence.Programs(procfs.With
 func runCell(ctx context.Context, s *spec, level int, tempDir string, without *sandbox.Layer) (cell report.Cell, err error) {
 	began := time.Now()
 	cell = report.Cell{Attack: s.id, Level: level}
+	if why := evidence.Lacks(s.needs); why != "" {
+		cell.NA = why
+		return cell, nil
+	}
 	fx, err := makeFixtures(tempDir)
 	if err != nil {
 		return cell, err

@@ -153,6 +153,8 @@ func runColumn(ctx context.Context, sb backends.Sandbox, name string, list []*sp
 			}
 			c := report.SandboxCell{Attack: a.id, Sandbox: name, State: report.Stopped, Mechanism: cell.StoppedBy, Evidence: cell.Evidence, MS: cell.MS}
 			switch {
+			case cell.NA != "":
+				c.State, c.Mechanism, c.Evidence = report.NotApplicable, "", "not run: "+cell.NA
 			case cell.Escaped:
 				c.State, c.Mechanism = report.Escaped, ""
 			case strings.HasPrefix(cell.StoppedBy, refused):
@@ -188,6 +190,8 @@ func runColumn(ctx context.Context, sb backends.Sandbox, name string, list []*sp
 		switch {
 		case a.elsewhere.na != "":
 			c.Evidence = "not run: " + a.elsewhere.na
+		case evidence.Lacks(a.needs) != "":
+			c.Evidence = "not run: " + evidence.Lacks(a.needs)
 		case b.hostRoot && !a.elsewhere.harmlessAsRoot:
 			c.Evidence = "not run: the program has host root privileges under this sandbox, and this attack is not harmless by construction there"
 			if a.elsewhere.rootRisk != "" {

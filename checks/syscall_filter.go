@@ -61,7 +61,13 @@ var syscallFilter = &Check{
 		assert.Check(t, len(userNS) <= 1, "a process of the run was in a user namespace of its own making: %s", out)
 		_, err := os.Stat(marker)
 		assert.Check(t, os.IsNotExist(err), "a directory was made through the 32-bit entry point: %s", out)
-		t.Evidence("no io_uring or userfaultfd descriptor, no new user namespace, no 32-bit mkdir: %s", out)
+		// Where the kernel has no 32-bit entry, the call faults before the
+		// filter is asked: that part shows nothing of the filter here.
+		compat := "no 32-bit mkdir"
+		if why := evidence.Lacks(verdict.CompatEntry); why != "" {
+			compat = "the 32-bit entry not tested: " + why
+		}
+		t.Evidence("no io_uring or userfaultfd descriptor, no new user namespace, %s: %s", compat, out)
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"sandboxlab/report"
+	"sandboxlab/verdict"
 )
 
 // Masking discovery: one layer hiding another's defect. A probe that
@@ -60,7 +61,7 @@ func (v variant) task(defect string) Task {
 func (r *Runner) findMasks(ctx context.Context, pl *pool, defects []report.Defect, base *baseRun, prog *progressor) []report.Mask {
 	var cands []maskCandidate
 	for _, d := range defects {
-		if d.Outcome.NoVerdict() {
+		if d.Outcome.NoVerdict() || d.Outcome == verdict.Untestable {
 			continue
 		}
 		cands = append(cands, r.maskCandidates(d, base)...)

@@ -10,6 +10,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/sandbox/evidence"
 )
 
 // workResult is a whole run's result (the baseline's or a defect's) and
@@ -165,6 +166,9 @@ type defectRun struct {
 	selected []Probe  // those it runs
 	runs     map[string][]probeRun
 	left     int // tasks not finished
+	// untestable says why this host cannot test the defect ("": it can);
+	// such a defect runs nothing.
+	untestable string
 }
 
 // task is one run of one probe for one defect.
@@ -182,8 +186,11 @@ func (r *Runner) runDefects(ctx context.Context, pl *pool, list []mutants.Defect
 	drs := make([]*defectRun, len(list))
 	var tasks []task
 	for i, d := range list {
-		dr := &defectRun{d: d, runs: map[string][]probeRun{}}
+		dr := &defectRun{d: d, runs: map[string][]probeRun{}, untestable: evidence.Lacks(d.Needs())}
 		for _, p := range probes {
+			if dr.untestable != "" {
+				break
+			}
 			if p.Suite != d.Suite.OrCourse() {
 				continue
 			}
@@ -263,6 +270,9 @@ func (r *Runner) runDefects(ctx context.Context, pl *pool, list []mutants.Defect
 // (the first repeat's), with the baseline's for the probes it did not
 // run, are diffed against the prediction.
 func (r *Runner) judgeDefect(dr *defectRun, base *baseRun) report.Defect {
+	if dr.untestable != "" {
+		return judgeFacts(r.Predictions, dr.d, facts{untestable: dr.untestable})
+	}
 	w := workResult{}
 	var err error
 	ran := map[string]*ProbeResult{}

@@ -258,7 +258,11 @@ func Rejudge(prev *report.Mutation, preds *Predictions, failOn verdict.FailOn) (
 		if err != nil {
 			return nil, err
 		}
-		f := facts{failed: pd.FailedChecks, newEscapes: pd.EscapedAttacks, ms: pd.MS, seen: map[string]report.Seen{}}
+		f := facts{failed: pd.FailedChecks, newEscapes: pd.EscapedAttacks, ms: pd.MS, seen: map[string]report.Seen{},
+			na: naCells(prev.Baseline.Attacks)}
+		if pd.Outcome == verdict.Untestable {
+			f.untestable = pd.Error
+		}
 		// Only what the earlier run explained is known of its probes.
 		for _, s := range pd.Seen {
 			f.seen[s.Probe] = s
@@ -436,7 +440,10 @@ func judgeBaselineReports(preds *Predictions, suites []verdict.Suite, checks *re
 	for _, a := range names {
 		want := b.Expected[a]
 		got, ok := b.Attacks.FirstStopped[a]
+		_, na := b.Attacks.NotApplicable[a]
 		switch s := preds.AttackSuite(a); {
+		case na:
+			// Nothing to compare on this host; the matrix says why.
 		case !ok:
 			add(s, "attack %s was not run", a)
 		case got != want:
@@ -462,6 +469,8 @@ type facts struct {
 	hung       bool
 	ms         int64
 	seen       map[string]report.Seen // each probe's verdict and evidence, as far as known
+	na         map[string]bool        // cells not applicable on this host
+	untestable string                 // why the host cannot test the defect ("": it can)
 }
 
 // judge diffs one defect's run against its prediction and the baseline,
@@ -476,7 +485,11 @@ func (r *Runner) judge(d mutants.Defect, w workResult, err error, base *WorkerRe
 		for _, c := range checks.Checks {
 			f.seen[c.ID] = report.Seen{Probe: c.ID, Verdict: checkVerdict(c.Passed), Evidence: c.Evidence}
 		}
+		f.na = naCells(cells)
 		for _, c := range cells.Cells {
+			if c.NA != "" {
+				continue
+			}
 			f.seen[c.Name()] = report.Seen{Probe: c.Name(), Verdict: cellVerdict(c.Escaped), Evidence: c.Evidence}
 		}
 		baseEscaped := set(base.Attacks.InSuite(s).Escaped())
@@ -489,6 +502,17 @@ func (r *Runner) judge(d mutants.Defect, w workResult, err error, base *WorkerRe
 	return judgeFacts(r.Predictions, d, f)
 }
 
+// naCells returns the cells of a that do not apply on this host.
+func naCells(a *report.Attacks) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range a.Cells {
+		if c.NA != "" {
+			out[c.Name()] = true
+		}
+	}
+	return out
+}
+
 // judgeFacts diffs what a defect's run showed against its prediction.
 func judgeFacts(preds *Predictions, d mutants.Defect, f facts) report.Defect {
 	p := preds.Lookup(string(d.ID))
@@ -499,6 +523,10 @@ func judgeFacts(preds *Predictions, d mutants.Defect, f facts) report.Defect {
 	}
 	if p.Known != nil {
 		out.Known = &report.Known{Outcome: p.Known.Outcome, Attacks: p.Known.Cells(), Why: p.Known.Why}
+	}
+	if f.untestable != "" {
+		out.Outcome, out.Error = verdict.Untestable, f.untestable
+		return out
 	}
 	if f.err != nil {
 		out.Outcome, out.Error = verdict.Error, f.err.Error()
@@ -535,12 +563,16 @@ func judgeFacts(preds *Predictions, d mutants.Defect, f facts) report.Defect {
 		}
 	}
 	for _, c := range out.PredictedAttacks {
+		if f.na[c] {
+			out.NotApplicable = append(out.NotApplicable, c)
+			continue
+		}
 		if !escaped[c] && !known[c] {
 			out.Unexpected = append(out.Unexpected, "attack cell "+c+" was predicted to escape but was stopped")
 		}
 	}
 	for _, c := range p.Known.Cells() {
-		if !predicted[c] && !escaped[c] {
+		if !predicted[c] && !escaped[c] && !f.na[c] {
 			out.Unexpected = append(out.Unexpected, "attack cell "+c+" is known to escape but was stopped")
 		}
 	}

@@ -99,6 +99,44 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgeNotApplicable: a predicted cell the host cannot give a meaning
+// is left out of the comparison and named; a defect the host cannot test
+// is untestable, neither caught nor escaped, and the gate does not count
+// it; the baseline does not compare an attack none of whose cells applies.
+func TestJudgeNotApplicable(t *testing.T) {
+	p := predictions(t, map[mutants.ID]string{
+		mutants.LinksFollowed: "  - id: links_followed\n    summary: s\n    checks: [file_links]\n    attacks: [file_api_symlink@L0]\n",
+	})
+	r := &Runner{Predictions: p}
+	na := func(w *WorkerResult) *WorkerResult {
+		for i, c := range w.Attacks.Cells {
+			if c.Attack == "file_api_symlink" {
+				w.Attacks.Cells[i].Escaped, w.Attacks.Cells[i].NA = false, "no such kernel here"
+			}
+		}
+		w.Attacks.Summarize()
+		return w
+	}
+	base := na(result(nil))
+	assert.Check(t, is.Equal(base.Attacks.NotApplicable["file_api_symlink"], "no such kernel here"))
+	d, _ := mutants.Lookup(string(mutants.LinksFollowed))
+	got := r.judge(d, workResult{result: na(result([]string{"file_links"}))}, nil, base)
+	assert.Check(t, is.Equal(got.Outcome, verdict.Exact))
+	assert.Check(t, is.Len(got.Unexpected, 0), "%v", got.Unexpected)
+	assert.Check(t, is.DeepEqual(got.NotApplicable, []string{"file_api_symlink@L0"}))
+
+	b, problems := judgeBaselineReports(p, []verdict.Suite{verdict.Course}, base.Checks, base.Attacks, 0)
+	assert.Check(t, b.OK, "%v", b.Problems)
+	assert.Check(t, is.Len(problems[verdict.Course], 0))
+
+	u := judgeFacts(p, d, facts{untestable: "no such kernel here"})
+	assert.Check(t, is.Equal(u.Outcome, verdict.Untestable))
+	assert.Check(t, !u.Caught() && !u.UnexpectedEscape && len(u.Unexpected) == 0)
+	m := &report.Mutation{Defects: []report.Defect{u, got}}
+	m.Tally()
+	assert.Check(t, is.DeepEqual(m.Summary, report.Summary{Defects: 1, Caught: 1, Exact: 1, Untestable: 1}))
+}
+
 // TestJudgeSeen: a defect's unexpected results carry what the host saw
 // in the probes they name, and nothing else's.
 func TestJudgeSeen(t *testing.T) {

@@ -112,6 +112,18 @@ var hardening = []Defect{
 	{EgressHostNetwork, "with an allowlist the run keeps the host's network and the proxy listens on the host's loopback: the program is trusted to use HTTP_PROXY", "sandbox/run.go", verdict.Hardening},
 }
 
+// needs maps a defect to what of the host's kernel it needs to show
+// anything at all (see verdict.Feature); where the host lacks it the
+// harness reports the defect untestable instead of running it.
+var needs = map[ID]verdict.Feature{
+	// Without a 32-bit entry, int $0x80 faults before the filter is asked:
+	// the architecture check guards nothing there.
+	SeccompArchUnchecked: verdict.CompatEntry,
+}
+
+// Needs returns what of the host the defect needs ("" for nothing).
+func (d Defect) Needs() verdict.Feature { return needs[d.ID] }
+
 // planted is a defect without its suite: the list it is in gives it.
 type planted struct {
 	ID      ID

@@ -52,6 +52,8 @@ func (a *Attacks) matrix(p *printer) {
 			switch {
 			case !ok:
 				row = append(row, verdict.CellNotRun)
+			case c.NA != "":
+				row = append(row, verdict.CellNA)
 			case a.UnexpectedEscape(c):
 				row = append(row, verdict.CellUnexpected)
 			case c.Escaped:
@@ -63,6 +65,9 @@ func (a *Attacks) matrix(p *printer) {
 		first := verdict.NeverStopped
 		if l, ok := a.FirstStopped[at]; ok && l >= 0 {
 			first = "L" + strconv.Itoa(l)
+		}
+		if _, na := a.NotApplicable[at]; na {
+			first = verdict.CellNA
 		}
 		row = append(row, first)
 		if expected {
@@ -87,6 +92,11 @@ func (a *Attacks) matrix(p *printer) {
 	}
 	p.printf("A cell names what stopped the attack at that level, or says escaped%s.\n", legend)
 	p.printf("%d of %d cells escaped%s%s (%s).\n", len(a.Escaped()), len(a.Cells), defect, unexpected, a.Identity.who())
+	for _, at := range a.Attacks {
+		if why, ok := a.NotApplicable[at]; ok {
+			p.printf("%s is n/a on this host: %s.\n", at, why)
+		}
+	}
 	if len(bad) > 0 {
 		p.printf("\nUnexpected escapes:\n%s", para(p.md))
 		for _, c := range bad {

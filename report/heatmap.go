@@ -107,6 +107,9 @@ func AttackHeatMap(a *Attacks, title string, openedBy map[string][]string) HeatM
 			case !ok:
 				cell.State, cell.Text = NotRun, verdict.CellNotRun
 				cell.Tooltip = name + ": not run"
+			case c.NA != "":
+				cell.State, cell.Text = NotApplicable, verdict.CellNA
+				cell.Tooltip = name + ": not applicable on this host: " + c.NA
 			default:
 				cell.State, cell.Text = Stopped, c.StoppedBy
 				what := "stopped by " + c.StoppedBy
@@ -129,6 +132,9 @@ func AttackHeatMap(a *Attacks, title string, openedBy map[string][]string) HeatM
 		first := verdict.NeverStopped
 		if l, ok := a.FirstStopped[at]; ok && l >= 0 {
 			first = "L" + strconv.Itoa(l)
+		}
+		if _, na := a.NotApplicable[at]; na {
+			first = verdict.CellNA
 		}
 		row.Trailing = append(row.Trailing, first)
 		if expected {

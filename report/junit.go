@@ -224,6 +224,10 @@ func (a *Attacks) suite(s verdict.Suite) TestSuite {
 		want, known := a.Expected[c.Attack]
 		var verdict string
 		switch {
+		case c.NA != "":
+			tc.Skipped = &Skipped{Message: "not applicable on this host: " + c.NA}
+			cases = append(cases, tc)
+			continue
 		case a.UnexpectedEscape(c):
 			verdict = fmt.Sprintf("escaped at L%d, where L%d and above are expected to stop it", c.Level, want)
 			tc.Failure = &Problem{Message: verdict + ": " + c.Evidence, Type: "unexpected escape", Text: verdict + "\nevidence: " + c.Evidence + "\n"}
@@ -276,7 +280,11 @@ func (m *Mutation) JUnit() *TestSuites {
 				}
 				tc.Failure = &Problem{Message: strings.Join(d.Unexpected, "; "), Type: typ, Text: detail}
 			case StatusSkipped:
-				tc.Skipped = &Skipped{Message: d.Known.String()}
+				msg := "not testable on this host: " + d.Error
+				if d.Outcome != verdict.Untestable {
+					msg = d.Known.String()
+				}
+				tc.Skipped = &Skipped{Message: msg}
 				tc.SystemOut = detail
 			default:
 				tc.SystemOut = detail
@@ -310,10 +318,13 @@ func flakeName(f Flake) string {
 
 // DefectStatus is the JUnit status of a defect's test case: an error when
 // its run gave no verdict, failed when something is unexpected, skipped
-// for a known escape (an equivalent mutant: no check can catch it),
-// passed otherwise, known divergences that were caught included.
+// for a known escape (an equivalent mutant: no check can catch it) and
+// for a defect this host cannot test, passed otherwise, known divergences
+// that were caught included.
 func DefectStatus(d Defect) string {
 	switch {
+	case d.Outcome == verdict.Untestable:
+		return StatusSkipped
 	case d.Outcome.NoVerdict():
 		return StatusError
 	case len(d.Unexpected) > 0:

@@ -82,6 +82,10 @@ type Cell struct {
 	Evidence string `json:"evidence"`
 	// MS is how long the cell took, in milliseconds.
 	MS int64 `json:"ms"`
+	// NA says why the cell is not applicable on this host: what the
+	// attack needs of the kernel is not there, so it was not run ("" for
+	// a judged cell). Such a cell neither escaped nor was stopped.
+	NA string `json:"na,omitempty"`
 }
 
 // Name is the cell's id as predictions.yaml writes it: attack@L<n>.
@@ -103,8 +107,12 @@ type Attacks struct {
 	Levels []int                    `json:"levels"`
 	Cells  []Cell                   `json:"cells"`
 	// FirstStopped maps each attack to the first level that stopped it
-	// and every level above (-1: none of the levels run).
+	// and every level above (-1: none of the levels run). A cell that is
+	// not applicable (Cell.NA) neither stops nor lets through.
 	FirstStopped map[string]int `json:"first_stopped"`
+	// NotApplicable maps each attack none of whose cells applies on this
+	// host to the reason: it has no first stop to compare.
+	NotApplicable map[string]string `json:"not_applicable,omitempty"`
 	// Expected maps each attack to the first level expected to stop it on
 	// the correct sandbox (the baseline of predictions.yaml). A cell that
 	// escapes at or above that level is an unexpected escape: JUnit fails
@@ -130,20 +138,32 @@ func (a *Attacks) SuiteOf(attack string) verdict.Suite { return a.Suites[attack]
 // the attack is stopped at every level run that its suite has.
 func (a *Attacks) Summarize() {
 	a.FirstStopped = map[string]int{}
+	a.NotApplicable = nil
 	for _, at := range a.Attacks {
 		suite := a.SuiteOf(at)
-		first := -1
+		first, judged, na := -1, false, ""
 		for i := len(a.Levels) - 1; i >= 0; i-- {
 			if !suite.HasLevel(a.Levels[i]) {
 				continue
 			}
 			c, ok := a.Cell(at, a.Levels[i])
+			if ok && c.NA != "" {
+				na = c.NA
+				continue
+			}
+			judged = true
 			if !ok || c.Escaped {
 				break
 			}
 			first = a.Levels[i]
 		}
 		a.FirstStopped[at] = first
+		if !judged && na != "" {
+			if a.NotApplicable == nil {
+				a.NotApplicable = map[string]string{}
+			}
+			a.NotApplicable[at] = na
+		}
 	}
 }
 

@@ -145,7 +145,8 @@ type Defect struct {
 	// PredictedChecks are those predicted to fail.
 	PredictedChecks []string `json:"predicted_checks"`
 	// Outcome compares the two: exact, too_wide, extra, different,
-	// escaped (no check failed), hung or error.
+	// escaped (no check failed), hung or error; untestable when the host
+	// lacks what the defect needs (it was not run; Error says why).
 	Outcome verdict.Outcome `json:"outcome"`
 	// EscapedAttacks are the attack cells that escaped with the defect on
 	// and are stopped on the correct sandbox (attack@L<n>).
@@ -160,8 +161,12 @@ type Defect struct {
 	// through: no check caught the defect, an attack cell escaped, or the
 	// run gave no verdict (hung or failed).
 	UnexpectedEscape bool `json:"unexpected_escape"`
-	// Error says why a hung or failed run gave no verdict.
+	// Error says why a hung or failed run gave no verdict, or why an
+	// untestable defect could not be tested on this host.
 	Error string `json:"error,omitempty"`
+	// NotApplicable are the cells of PredictedAttacks that do not apply
+	// on this host (report.Cell.NA): left out of the comparison.
+	NotApplicable []string `json:"not_applicable,omitempty"`
 	// MS is how long the defect's probes ran, summed.
 	MS int64 `json:"ms"`
 	// Reached are the probes that reach the defect's planted site on the
@@ -222,7 +227,7 @@ func (d *Defect) Caught() bool {
 
 // Summary counts the defects by outcome.
 type Summary struct {
-	// Defects counts the defects run.
+	// Defects counts the defects run (untestable ones are not).
 	Defects int `json:"defects"`
 	// Caught counts those some check failed for.
 	Caught int `json:"caught"`
@@ -238,6 +243,8 @@ type Summary struct {
 	Unexpected int `json:"unexpected"`
 	// UnexpectedEscapes counts defects with an unexplained escape.
 	UnexpectedEscapes int `json:"unexpected_escapes"`
+	// Untestable counts the defects this host cannot test (not run).
+	Untestable int `json:"untestable,omitempty"`
 }
 
 // SuiteResult is one suite's share of a mutation run: its baseline, the
@@ -319,8 +326,13 @@ func (m *Mutation) probeSuite(probe string) verdict.Suite {
 
 // tally counts defects by outcome.
 func tally(defects []Defect) Summary {
-	s := Summary{Defects: len(defects)}
+	s := Summary{}
 	for _, d := range defects {
+		if d.Outcome == verdict.Untestable {
+			s.Untestable++
+			continue
+		}
+		s.Defects++
 		if d.Caught() {
 			s.Caught++
 		}
@@ -423,6 +435,11 @@ func (m *Mutation) tablesPart(p *printer, parts []mutationPart, i int) {
 		}
 		if len(unreached) > 0 {
 			p.printf("- not reached by any probe (nothing ran with it on): %s\n", strings.Join(unreached, ", "))
+		}
+		for _, d := range pt.defects {
+			if d.Outcome == verdict.Untestable {
+				p.printf("- not testable on this host, not run: %s (%s)\n", d.ID, d.Error)
+			}
 		}
 		var opened []string
 		for _, d := range pt.defects {
@@ -597,6 +614,9 @@ func note(d Defect) string {
 	}
 	if d.Error != "" && len(d.Unexpected) == 0 {
 		parts = append(parts, d.Error)
+	}
+	if len(d.NotApplicable) > 0 {
+		parts = append(parts, "n/a on this host: "+cells(d.NotApplicable))
 	}
 	return strings.Join(parts, "; ")
 }

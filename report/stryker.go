@@ -138,6 +138,7 @@ const (
 	StatusTimeout      = "Timeout"
 	StatusRuntimeError = "RuntimeError"
 	StatusNoCoverage   = "NoCoverage"
+	StatusIgnored      = "Ignored"
 )
 
 // StrykerThresholdHigh and StrykerThresholdLow are Stryker's own
@@ -159,7 +160,9 @@ const (
 //     reason in statusReason, rather than Ignored: it was run and not
 //     caught, and the score then reads as the course's "27 of 29";
 //   - NoCoverage when no probe reaches the planted site (the baseline's
-//     coverage: Defect.NotReached).
+//     coverage: Defect.NotReached);
+//   - Ignored when this host cannot test it (Untestable: it was not run),
+//     with the reason.
 //
 // coveredBy names the probes that reach the site (Defect.Reached); a
 // report from before coverage was recorded names every probe of the
@@ -172,6 +175,8 @@ func MutantStatus(d Defect, probes []string) (status string, killedBy, coveredBy
 		coveredBy = slices.Clone(d.Reached)
 	}
 	switch {
+	case d.Outcome == verdict.Untestable:
+		status = StatusIgnored
 	case d.Outcome == verdict.Hung:
 		status = StatusTimeout
 	case d.Outcome == verdict.Error:

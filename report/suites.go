@@ -115,6 +115,12 @@ func (a *Attacks) InSuite(s verdict.Suite) *Attacks {
 		if l, ok := a.FirstStopped[at]; ok {
 			out.FirstStopped[at] = l
 		}
+		if why, ok := a.NotApplicable[at]; ok {
+			if out.NotApplicable == nil {
+				out.NotApplicable = map[string]string{}
+			}
+			out.NotApplicable[at] = why
+		}
 		if l, ok := a.Expected[at]; ok {
 			out.Expected[at] = l
 		}

@@ -119,6 +119,11 @@ const (
 	Hung Outcome = "hung"
 	// Error: the defect's run failed and gave no verdict.
 	Error Outcome = "error"
+	// Untestable: what the defect breaks does not exist on this host (it
+	// needs a Feature the host lacks), so it was not run: no probe could
+	// tell it from the correct sandbox here. It is neither caught nor
+	// escaped, and the report says why.
+	Untestable Outcome = "untestable"
 )
 
 // KnownOutcomes are the outcomes a known divergence in predictions.yaml
@@ -126,10 +131,22 @@ const (
 var KnownOutcomes = []Outcome{Exact, TooWide, Extra, Escaped, Different}
 
 // Caught reports whether some check failed: the suite noticed the defect.
-func (o Outcome) Caught() bool { return o != Escaped && o != Hung && o != Error }
+func (o Outcome) Caught() bool {
+	return o != Escaped && o != Hung && o != Error && o != Untestable
+}
 
 // NoVerdict reports whether the run gave no verdict at all.
 func (o Outcome) NoVerdict() bool { return o == Hung || o == Error }
+
+// Feature names something of the host's kernel that a planted defect or an
+// attack needs in order to show anything: where the host lacks it, the
+// defect is Untestable and the attack's cells are not applicable, each
+// with the reason the host measured (sandbox/evidence.Lacks).
+type Feature string
+
+// CompatEntry: the kernel takes system calls through a second ABI's entry
+// from a native process (on amd64, i386's int $0x80).
+const CompatEntry Feature = "compat_entry"
 
 // Compare returns the outcome of a finished run: the checks that failed
 // against those predicted to.
@@ -245,6 +262,9 @@ const (
 	CellUnexpected = "ESCAPED"
 	// CellNotRun: the cell was not part of the run.
 	CellNotRun = "not run"
+	// CellNA: the cell does not apply on this host (what the attack needs
+	// of the kernel is not there), so it was not run.
+	CellNA = "n/a"
 	// NeverStopped: no column of the run stops the attack.
 	NeverStopped = "never"
 )

@@ -10,8 +10,12 @@
 // The promise checks and the attack harness judge a run from these, never
 // from the program's own word, so each is written once, here.
 //
-// It may import the standard library, golang.org/x/sys and
-// sandboxlab/sandbox/procfs, nothing else: never the harness, the report
+// It also measures what of the host's kernel a probe needs (Lacks): a
+// probe the host cannot give a meaning is not applicable, with the reason.
+//
+// It may import the standard library, golang.org/x/sys,
+// sandboxlab/sandbox/procfs, sandboxlab/sandbox/seccomp (for the kernel's
+// 32-bit entry) and the vocabulary, nothing else: never the harness, the report
 // model or a test library (its own tests aside). The sandbox library does
 // not import it: it is the observer's side of the wall.
 package evidence

@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
+
+	"sandboxlab/sandbox/reexec"
 )
 
 // The test binary doubles as a helper process, as bubblewrap's
@@ -32,6 +34,7 @@ var helpers = map[string]func(args []string) int{
 }
 
 func TestMain(m *testing.M) {
+	reexec.Init() // the package's own helper (CompatEntry's probe)
 	name := os.Getenv(helperEnv)
 	if name == "" {
 		os.Exit(m.Run())

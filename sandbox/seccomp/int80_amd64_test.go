@@ -44,3 +44,14 @@ func TestI386EntryIsKilled(t *testing.T) {
 	assert.Check(t, is.Equal(ws.Signal(), syscall.SIGSYS))
 	assert.Check(t, is.Equal(out, ""), "the 32-bit call returned")
 }
+
+// TestCompatEntryMatchesTheKernel: CompatEntry says what the bare 32-bit
+// call shows, on a kernel with the entry and on one without.
+func TestCompatEntryMatchesTheKernel(t *testing.T) {
+	build(t)
+	out, _, st := runHelper(t, "int80", "bare")
+	works := st.Success() && strings.Contains(out, "getpid=1\n")
+	ok, err := CompatEntry()
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(ok, works), "bare int $0x80: %v %q", st, out)
+}
