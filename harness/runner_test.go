@@ -18,6 +18,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/report/reporttest"
 	"sandboxlab/verdict"
 )
 
@@ -561,7 +562,7 @@ func TestRunnerTwoSuites(t *testing.T) {
 	dir := t.TempDir()
 	_, err = report.WriteAll(dir, "mutate", m)
 	assert.NilError(t, err)
-	assert.Check(t, report.CrossCheck(dir))
+	assert.Check(t, reporttest.CrossCheck(dir))
 
 	// A hardening escape fails the run's gate and the hardening suite's,
 	// not the course's.

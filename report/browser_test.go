@@ -194,7 +194,7 @@ func TestPageInBrowser(t *testing.T) {
 		}
 	}
 	for _, d := range m.Defects {
-		status, _, _, _ := MutantStatus(d, m.probes(d.Suite.OrCourse()))
+		status, _, _, _ := MutantStatus(d, m.Probes(d.Suite.OrCourse()))
 		assert.Check(t, rendered[d.ID][d.ID+" "+status], "defect %s as the component drew it: %v, want %q", d.ID, rendered[d.ID], d.ID+" "+status)
 		assert.Check(t, where[d.ID] != "" && strings.HasSuffix(d.Site, where[d.ID]), "defect %s drawn in %q, its site is %s", d.ID, where[d.ID], d.Site)
 	}

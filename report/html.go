@@ -170,7 +170,7 @@ func (m *Mutation) page(o Options) (*page, error) {
 		if len(pt.defects) > 0 {
 			part.Bullets = append(part.Bullets, fmt.Sprintf("%d of %d defects caught; %d failed exactly the checks predicted.", s.Caught, s.Defects, s.Exact))
 		}
-		probes := m.probes(pt.res.Suite)
+		probes := m.Probes(pt.res.Suite)
 		for _, d := range pt.defects {
 			status, _, _, _ := MutantStatus(d, probes)
 			part.Defects = append(part.Defects, defectRow{ID: d.ID, Summary: d.Summary, Predicted: list(d.PredictedChecks), Failed: list(d.FailedChecks),

@@ -73,7 +73,6 @@ func TestPageMutation(t *testing.T) {
 	for _, bad := range []string{`src="http`, `<link`, `@import`, `url(http`, `<script src`} {
 		assert.Check(t, !strings.Contains(doc, bad), "the page would load %s", bad)
 	}
-	assert.Check(t, crossCheckHTML(m, doc))
 
 	checks := renderPage(t, fixtureChecks())
 	assert.Check(t, is.Contains(checks, `<tr data-check="timeout_flag"><td class="id">timeout_flag</td>`))

@@ -281,6 +281,36 @@ func (m *Mutation) Tally() {
 	}
 }
 
+// SuiteResults returns each suite's share of the run in report order,
+// as every renderer shows it: the entries of Suites, and where Suites
+// has none for a suite (a report from before suites) one made from the
+// run's own baseline, summary and gate.
+func (m *Mutation) SuiteResults() []SuiteResult {
+	parts := m.parts()
+	out := make([]SuiteResult, len(parts))
+	for i, pt := range parts {
+		out[i] = pt.res
+	}
+	return out
+}
+
+// Probes lists the checks and attack cells the baseline ran for suite
+// s: what a defect of s was run against.
+func (m *Mutation) Probes(s verdict.Suite) []string {
+	var out []string
+	if c := m.Baseline.Checks; c != nil {
+		for _, ch := range c.InSuite(s).Checks {
+			out = append(out, ch.ID)
+		}
+	}
+	if a := m.Baseline.Attacks; a != nil {
+		for _, c := range a.InSuite(s).Cells {
+			out = append(out, c.Name())
+		}
+	}
+	return out
+}
+
 // FlakesIn returns the flaky probes of suite s: those of its defects, and
 // the baseline's of its checks and attacks.
 func (m *Mutation) FlakesIn(s verdict.Suite) []Flake {

@@ -15,7 +15,8 @@ import (
 // the JUnit, Stryker, GitHub and HTML renderers reuse so that every format
 // says the same thing the same way.
 
-// summaryHeader heads the summary table; CrossCheck finds the table by it.
+// summaryHeader heads the summary table; readers find the table by it
+// (reporttest.CrossCheck holds a copy: a renamed column breaks them).
 var summaryHeader = []string{"defects", "caught", "escaped", "exact", "too wide", "extra", "different", "hung", "unexpected", "gate"}
 
 // Tables renders the mutation report for people: the summary with the
@@ -249,6 +250,12 @@ func (m *Mutation) runLines(p *printer) {
 		p.table([]string{"defect", "missed by", "masked by the layer"}, rows)
 		p.printf("With the layer taken away the probe catches the defect, and it still passes on the correct sandbox.\n")
 	}
+}
+
+// GateSentence says whether the gate holds, for every suite of the run,
+// and why not: the lead sentence of every rendering.
+func (m *Mutation) GateSentence() string {
+	return gateSentence(m, m.parts())
 }
 
 // gateSentence says whether the gate holds, for every suite of the run,

@@ -197,23 +197,6 @@ func MutantStatus(d Defect, probes []string) (status string, killedBy, coveredBy
 	return status, killedBy, coveredBy, strings.Join(parts, "; ")
 }
 
-// probes lists the checks and attack cells the baseline ran for suite
-// s: what a defect of s was run against.
-func (m *Mutation) probes(s verdict.Suite) []string {
-	var out []string
-	if c := m.Baseline.Checks; c != nil {
-		for _, ch := range c.InSuite(s).Checks {
-			out = append(out, ch.ID)
-		}
-	}
-	if a := m.Baseline.Attacks; a != nil {
-		for _, c := range a.InSuite(s).Cells {
-			out = append(out, c.Name())
-		}
-	}
-	return out
-}
-
 // Stryker returns the mutation report in the schema's shape.
 func (m *Mutation) Stryker(o Options) *StrykerReport {
 	r := &StrykerReport{
@@ -241,7 +224,7 @@ func (m *Mutation) Stryker(o Options) *StrykerReport {
 	for _, d := range m.Defects {
 		s := d.Suite.OrCourse()
 		if _, ok := probes[s]; !ok {
-			probes[s] = m.probes(s)
+			probes[s] = m.Probes(s)
 		}
 		site := d.Site
 		if site == "" { // a report that does not say: still one file the component can show

@@ -142,7 +142,7 @@ func minWidths(natural, words []int) []int {
 // waterFill gives each column its natural width or a common cap,
 // whichever is less, with the cap as high as width allows. The first
 // column, which names the row (and which a reader of the text, such as
-// CrossCheck, finds rows by), stays whole while the others can make
+// reporttest.CrossCheck, finds rows by), stays whole while the others can make
 // room. No column goes below its minimum (minWidths) unless even the
 // minimums overflow, when the widest columns give up the difference and
 // cut their words.

@@ -39,19 +39,6 @@ func TestTextFitsWidth(t *testing.T) {
 	}
 }
 
-// TestTextWrapKeepsFacts: a mutation report wrapped to 60 columns still
-// reads back, through the cross-check's parser, as the same tables as at
-// full width.
-func TestTextWrapKeepsFacts(t *testing.T) {
-	for name, m := range map[string]*Mutation{"mutation": fixtureMutation(), "suites": fixtureSuitesMutation()} {
-		var narrow strings.Builder
-		assert.NilError(t, WriteWith(&narrow, Text, m, Options{Width: 60}))
-		wide := renderWide(t, Text, m)
-		assert.Check(t, narrow.String() != wide, "%s: nothing wrapped at 60 columns", name)
-		assert.Check(t, is.DeepEqual(parseTables(narrow.String(), false), parseTables(wide, false)), name)
-	}
-}
-
 func TestWrapText(t *testing.T) {
 	assert.Check(t, is.Equal(wrapText("known too_wide: the tool words its reply", 16), "known too_wide:\nthe tool words\nits reply"))
 	assert.Check(t, is.Equal(wrapText("ENETUNREACH", 5), "ENETU\nNREAC\nH"), "a word wider than the column is cut")

@@ -16,6 +16,7 @@ import (
 	"gotest.tools/v3/skip"
 
 	"sandboxlab/report"
+	"sandboxlab/report/reporttest"
 	"sandboxlab/verdict"
 )
 
@@ -38,7 +39,7 @@ func TestMutate(t *testing.T) {
 	res := run(t, nil, "mutate", "--format", "json", "--out", dir)
 	t.Logf("full mutation run: %v", time.Since(start).Round(time.Second))
 	res.Assert(t, icmd.Success)
-	assert.NilError(t, report.CrossCheck(dir), "the four formats disagree")
+	assert.NilError(t, reporttest.CrossCheck(dir), "the four formats disagree")
 
 	var m report.Mutation
 	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))

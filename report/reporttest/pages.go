@@ -1,4 +1,4 @@
-package report
+package reporttest
 
 import (
 	"encoding/json"
@@ -7,19 +7,21 @@ import (
 	"html"
 	"regexp"
 	"strings"
+
+	"sandboxlab/report"
 )
 
 // crossCheckStryker checks the Stryker report against the model: one
 // mutant per defect, in the file of its site, with the status
-// MutantStatus gives its run.
-func crossCheckStryker(m *Mutation, data []byte) error {
-	var r StrykerReport
+// report.MutantStatus gives its run.
+func crossCheckStryker(m *report.Mutation, data []byte) error {
+	var r report.StrykerReport
 	if err := json.Unmarshal(data, &r); err != nil {
 		return fmt.Errorf("not valid JSON: %w", err)
 	}
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	found := map[string]StrykerMutant{}
+	found := map[string]report.StrykerMutant{}
 	file := map[string]string{}
 	n := 0
 	for path, f := range r.Files {
@@ -40,7 +42,7 @@ func crossCheckStryker(m *Mutation, data []byte) error {
 			fail("no mutant for defect %s", d.ID)
 			continue
 		}
-		want, _, _, _ := MutantStatus(d, m.probes(d.Suite.OrCourse()))
+		want, _, _, _ := report.MutantStatus(d, m.Probes(d.Suite.OrCourse()))
 		if mu.Status != want {
 			fail("mutant %s is %s, want %s (outcome %s)", d.ID, mu.Status, want, d.Outcome)
 		}
@@ -58,7 +60,7 @@ var defectRowAttrs = regexp.MustCompile(`<tr data-defect="([^"]*)" data-outcome=
 // crossCheckHTML checks the page against the model: a row per defect in
 // report order, each with its outcome, and the lead sentence with the
 // gate's verdict.
-func crossCheckHTML(m *Mutation, doc string) error {
+func crossCheckHTML(m *report.Mutation, doc string) error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	var ids []string
@@ -79,7 +81,7 @@ func crossCheckHTML(m *Mutation, doc string) error {
 	if strings.Join(ids, ",") != strings.Join(want, ",") {
 		fail("the page's defect rows %v, the JSON has %v", ids, want)
 	}
-	lead := gateSentence(m, m.parts())
+	lead := m.GateSentence()
 	if !strings.Contains(html.UnescapeString(doc), lead) {
 		fail("the page does not say %q", lead)
 	}
