@@ -142,10 +142,10 @@ func minWidths(natural, words []int) []int {
 // waterFill gives each column its natural width or a common cap,
 // whichever is less, with the cap as high as width allows. The first
 // column, which names the row (and which a reader of the text, such as
-// reporttest.CrossCheck, finds rows by), stays whole while the others can make
-// room. No column goes below its minimum (minWidths) unless even the
-// minimums overflow, when the widest columns give up the difference and
-// cut their words.
+// reporttest.CrossCheck, finds rows by), stays whole while the others
+// can make room. No column goes below its minimum (minWidths) unless
+// even the minimums overflow, when the widest columns give up the
+// difference and cut their words.
 func waterFill(natural, words []int, width int) []int {
 	floor := minWidths(natural, words)
 	whole := slices.Clone(floor)
