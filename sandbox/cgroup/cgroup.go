@@ -632,3 +632,44 @@ func removeWhenFree(dir string, deadline time.Time) error {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Availability says, for each kind of hierarchy, why a run's group cannot
+// be made there ("" when it can), without making anything: what New would
+// find, for a report such as 'sandboxlab doctor'.
+type Availability struct {
+	// V1 is about the cgroup v1 memory and pids hierarchies.
+	V1 string
+	// V2 is about a delegated cgroup v2 subtree.
+	V2 string
+	// Controllers lists the v1 controllers mounted for the caller, and
+	// V2Controllers those the unified hierarchy offers it.
+	Controllers, V2Controllers []string
+}
+
+// Usable reports whether a run's group can be made somewhere.
+func (a Availability) Usable() bool { return a.V1 == "" || a.V2 == "" }
+
+// Remedy is what to do when no hierarchy is usable.
+const Remedy = remedy
+
+// Available examines the caller's hierarchies as New would.
+func Available() (Availability, error) {
+	m, err := Detect()
+	if err != nil {
+		return Availability{}, err
+	}
+	a := Availability{V1: v1Unusable(m.V1), V2: v2Unusable(m.V2)}
+	for ctl := range m.V1 {
+		a.Controllers = append(a.Controllers, ctl)
+	}
+	slices.Sort(a.Controllers)
+	if m.V2 != "" {
+		if ctls, err := readWords(m.V2, "cgroup.controllers"); err == nil {
+			for ctl := range ctls {
+				a.V2Controllers = append(a.V2Controllers, ctl)
+			}
+			slices.Sort(a.V2Controllers)
+		}
+	}
+	return a, nil
+}
