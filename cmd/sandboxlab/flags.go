@@ -5,15 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
-	"sync"
-	"time"
-
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
-	"golang.org/x/sys/unix"
 
 	"sandboxlab/report"
 )
@@ -118,121 +111,6 @@ func splitList(s string) []string {
 	}
 	return out
 }
-
-// progress shows how far a command is, on stderr. It is on when stderr
-// is a terminal (a person waits for a run of minutes) or with --verbose
-// (a CI log), off with --quiet and when stderr is a pipe or a file, so
-// captured output stays clean. Each finished step is one line. On a
-// terminal a live progress bar (mpb) sits below the lines, with the
-// steps done and a status (for mutate: elapsed and the estimate of the
-// time left); in a log there is no bar, since redrawing means nothing
-// there.
-type progress struct {
-	w   io.Writer
-	on  bool
-	tty bool
-
-	mu   sync.Mutex
-	bars *mpb.Progress // nil: no bar
-	bar  *mpb.Bar
-}
-
-func newProgress(w io.Writer, quiet, verbose bool) *progress {
-	f, ok := w.(*os.File)
-	tty := ok && isTerminal(f)
-	return &progress{w: w, on: !quiet && (tty || verbose), tty: tty}
-}
-
-// isTerminal reports whether f is a terminal (it answers TCGETS).
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-// terminalWidth returns the width of the terminal f is, or 0.
-func terminalWidth(f *os.File) int {
-	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil || ws.Col == 0 {
-		return 0
-	}
-	return int(ws.Col)
-}
-
-// start shows the bar, on a terminal only: name, then the steps done of
-// total (0: not known yet, when label says what runs meanwhile), then
-// status() if status is set. It is redrawn a few times a second until
-// end.
-func (p *progress) start(name string, total int, label func() string, status func() string) {
-	if !p.on || !p.tty {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	// Refreshed whatever mpb makes of the writer: the caller has found
-	// a terminal, and the lines above the bar go out at each refresh.
-	p.bars = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond), mpb.ForceAutoRefresh())
-	steps := decor.Any(func(s decor.Statistics) string {
-		if s.Total <= 0 && label != nil {
-			return label()
-		}
-		return fmt.Sprintf("%d/%d", s.Current, s.Total)
-	}, decor.WCSyncSpaceR)
-	opts := []mpb.BarOption{mpb.PrependDecorators(decor.Name(name, decor.WCSyncSpaceR), steps), mpb.BarRemoveOnComplete()}
-	if status != nil {
-		opts = append(opts, mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return status() })))
-	}
-	p.bar = p.bars.AddBar(int64(total), opts...)
-}
-
-// set moves the bar to done steps of total.
-func (p *progress) set(done, total int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar == nil {
-		return
-	}
-	p.bar.SetTotal(int64(total), false)
-	p.bar.SetCurrent(int64(done))
-}
-
-// line prints a finished step: above the bar on a terminal, as a line
-// of its own in a log.
-func (p *progress) line(format string, args ...any) {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bars != nil {
-		fmt.Fprintf(p.bars, format+"\n", args...)
-		return
-	}
-	fmt.Fprintf(p.w, format+"\n", args...)
-}
-
-// end removes the bar, once the lines above it are out, so the report
-// that follows starts on a clean line of the terminal. It may be called
-// more than once.
-func (p *progress) end() {
-	p.mu.Lock()
-	bars, bar := p.bars, p.bar
-	p.bars, p.bar = nil, nil
-	p.mu.Unlock()
-	if bars == nil {
-		return
-	}
-	bar.Abort(true)
-	bars.Wait()
-}
-
-// counter formats "[done/total]" with total's width, so lines align.
-func counter(done, total int) string {
-	w := len(fmt.Sprint(total))
-	return fmt.Sprintf("[%*d/%d]", w, done, total)
-}
-
-// roundDuration rounds d to seconds for people.
-func roundDuration(d time.Duration) time.Duration { return d.Round(time.Second) }
 
 // listFlag is a flag that may be given more than once (--sandbox,
 // --allow).
