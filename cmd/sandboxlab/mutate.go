@@ -9,17 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
 
-	"sandboxlab"
-	"sandboxlab/attacks"
-	"sandboxlab/checks"
 	"sandboxlab/harness"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
-	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
 
@@ -72,9 +66,9 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	noSelect := fs.Bool("no-select", false, "run every probe for every defect, not only those that reach its site")
 	repeat := fs.Int("repeat", 1, "run every probe `N` times; a probe whose verdict changes is flaky (exit 5)")
 	masking := fs.Bool("masking", false, "look for the layers that hide each defect from a check that reaches it")
-	jobs := fs.Int("j", defaultJobs(), "probes run at once, at most (`N`); together they use no more CPU than there are cores")
+	jobs := fs.Int("j", harness.DefaultJobs(), "probes run at once, at most (`N`); together they use no more CPU than there are cores")
 	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape` (an unexpected escape, a flaky probe), any (any divergence), never")
-	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one probe's run; past it the probe's defect is reported as hung")
+	timeout := fs.Duration("timeout", harness.DefaultTimeout, "bound on one probe's run; past it the probe's defect is reported as hung")
 	replay := fs.String("replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\nor --out) against the predictions, e.g. to try an edit of predictions.yaml")
 	out := outputFlags(fs, "mutate", report.HTML, report.Stryker)
 	if stop, err := parseFlags(fs, args); stop {
@@ -112,7 +106,7 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !mutants.Compiled {
 		return mutants.ErrNotCompiled
 	}
-	preds, digest, err := loadPredictions(*predFile)
+	preds, digest, err := harness.LoadPredictions(*predFile)
 	if err != nil {
 		return err
 	}
@@ -133,8 +127,8 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	eta := newMutateETA(out.progress(stderr), shard)
 	r := &harness.Runner{
-		Worker:            workerCommand,
-		Idle:              idleProbe,
+		Worker:            harness.WorkerCommand,
+		Idle:              harness.IdleProbe,
 		Predictions:       preds,
 		Suites:            suites,
 		Only:              splitList(*only),
@@ -143,10 +137,10 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Repeat:            *repeat,
 		Masking:           *masking,
 		Jobs:              *jobs,
-		Cores:             defaultCores(),
+		Cores:             harness.DefaultCores(),
 		Timeout:           *timeout,
 		FailOn:            failOn,
-		Identity:          identity(),
+		Identity:          harness.Identity(),
 		Progress:          eta.step,
 		Build:             build,
 		PredictionsDigest: digest,
@@ -157,22 +151,6 @@ func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	return finishMutate(m, out, stdout, stderr)
-}
-
-// defaultCores is how much expected CPU the pool lets run at once: the
-// machine's cores and an eighth more. A probe's weight is its mean CPU
-// share, but its CPU comes in bursts (an interpreter's start, then a wait
-// on a clock), so a pool filled to exactly the cores leaves them idle
-// between bursts; the eighth keeps them busy, and is less than the
-// course's checks were made to hold under (three busy workers on two
-// cores).
-func defaultCores() float64 { return float64(runtime.NumCPU()) * 1.125 }
-
-// idleProbe reports whether probe is a cell of an attack whose program
-// runs at the lowest priority (attacks.IdleCPU).
-func idleProbe(probe string) bool {
-	c, err := verdict.ParseCell(probe)
-	return err == nil && attacks.IdleCPU(c.Attack)
 }
 
 // mergeCmd is 'mutate merge': the shards' reports as one.
@@ -225,45 +203,6 @@ func buildDigest() (string, error) {
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
-
-// loadPredictions reads the predictions file, or the one built into the
-// binary when file is "", and returns it with a digest of its bytes.
-func loadPredictions(file string) (*harness.Predictions, string, error) {
-	data, name := sandboxlab.Predictions, "the built-in predictions.yaml"
-	if file != "" {
-		var err error
-		if data, err = os.ReadFile(file); err != nil {
-			return nil, "", err
-		}
-		name = file
-	}
-	preds, err := harness.ParsePredictions(data, universe())
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
-	}
-	sum := sha256.Sum256(data)
-	return preds, "sha256:" + hex.EncodeToString(sum[:]), nil
-}
-
-// universe is what a predictions file may name: every check and attack
-// with its suite, and every planted defect.
-func universe() harness.Universe {
-	u := harness.Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels,
-		CheckSuites: map[string]verdict.Suite{}, AttackSuites: map[string]verdict.Suite{}}
-	for _, c := range checks.All {
-		u.CheckSuites[c.ID] = c.Suite
-	}
-	for _, a := range attacks.All() {
-		u.AttackSuites[a.ID] = a.Suite
-	}
-	return u
-}
-
-// defaultJobs bounds the probes at once: four per core. Most probes wait
-// on wall clocks (1.5 s timeouts, sleeping programs) and weigh little;
-// the pool keeps their expected CPU within the cores, so the bound only
-// caps how many processes and sandboxes are alive at once.
-func defaultJobs() int { return 4 * runtime.NumCPU() }
 
 // readMutation reads a mutate report back from its JSON.
 func readMutation(path string) (*report.Mutation, error) {
@@ -340,9 +279,4 @@ func moduleRoot(dir string) string {
 		}
 		dir = parent
 	}
-}
-
-// identity says who runs the harness, for every report.
-func identity() report.Identity {
-	return report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: sandbox.HostIdentity().UID}
 }
