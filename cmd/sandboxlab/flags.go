@@ -5,63 +5,150 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
+	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/verdict"
 )
 
-// formatUsage is the --format part of a command's usage line.
-var formatUsage = "[--format FORMAT] [--out DIR] [--quiet|--verbose]"
+// The flags that several commands share, each group a type that the
+// commands' options embed.
 
-// output holds the flags every report command shares: the format on
-// stdout, the directory that gets every format, and how chatty progress
-// on stderr is.
+// The usage-line words of output's flags.
+const (
+	reportUsage   = "[--format FORMAT] [--out DIR]"
+	progressUsage = "[--quiet|--verbose]"
+)
+
+// selection is --suite and --only: which suites' members run, and which
+// of them.
+type selection struct {
+	suite  string
+	only   string
+	suites []verdict.Suite // --suite, validated
+}
+
+// setFlags registers --suite and --only; only says what --only names.
+func (s *selection) setFlags(fs *flag.FlagSet, only string) {
+	fs.StringVar(&s.suite, "suite", verdict.AllSuites, "run the members of `SUITE`: "+strings.Join(suiteChoices(), ", ")+
+		"\n(the course's are reported first, exactly as the course has them)")
+	fs.StringVar(&s.only, "only", "", only)
+}
+
+func (s *selection) validate() error {
+	suites, err := verdict.ParseSuites(s.suite)
+	if err != nil {
+		return fmt.Errorf("--suite: %w", err)
+	}
+	s.suites = suites
+	return nil
+}
+
+// ids are --only's ids, in order.
+func (s *selection) ids() []string { return splitList(s.only) }
+
+// suiteChoices are the values --suite takes.
+func suiteChoices() []string {
+	var out []string
+	for _, s := range verdict.Suites {
+		out = append(out, string(s))
+	}
+	return append(out, verdict.AllSuites)
+}
+
+// defectFlag is --defect, which switches one planted defect on for the
+// rest of the process (the harness uses it; see 'sandboxlab mutate').
+type defectFlag struct{ defect string }
+
+func (d *defectFlag) setFlags(fs *flag.FlagSet) {
+	fs.StringVar(&d.defect, "defect", "", "switch on one planted `ID` (one of: "+strings.Join(mutants.IDs(), ", ")+")")
+}
+
+func (d *defectFlag) validate() error {
+	if d.defect == "" {
+		return nil
+	}
+	if _, err := mutants.Lookup(d.defect); err != nil {
+		return fmt.Errorf("--defect: %w", err)
+	}
+	if !mutants.Compiled {
+		return fmt.Errorf("--defect: %w", mutants.ErrNotCompiled)
+	}
+	return nil
+}
+
+// enable switches the defect on.
+func (d *defectFlag) enable() error {
+	if err := mutants.Enable(d.defect); err != nil {
+		return fmt.Errorf("--defect: %w", err)
+	}
+	return nil
+}
+
+// gateFlag is --fail-on, the gate's policy.
+type gateFlag struct {
+	failOnFlag string
+	failOn     verdict.FailOn // validated
+}
+
+func (g *gateFlag) setFlags(fs *flag.FlagSet) {
+	fs.StringVar(&g.failOnFlag, "fail-on", string(verdict.FailOnEscape),
+		"what fails the gate: `escape` (an unexpected escape, a flaky probe), any (any divergence), never")
+}
+
+func (g *gateFlag) validate() error {
+	f, err := verdict.ParseFailOn(g.failOnFlag)
+	if err != nil {
+		return fmt.Errorf("--fail-on: %w", err)
+	}
+	g.failOn = f
+	return nil
+}
+
+// output is the flags of a command that writes a report: the format on
+// stdout, the directory that gets every format, and, for a command that
+// shows progress on stderr, how chatty that is.
 type output struct {
-	command string
-	formats []report.Format // the formats the command's report has
-	format  *string
-	out     *string
-	quiet   *bool
-	verbose *bool
-	f       report.Format
-	prog    *progress // the progress shown, ended before the report is written
+	command      string          // the report's file name in --out
+	formats      []report.Format // the formats the command's report has
+	withProgress bool            // --quiet and --verbose exist
+	format       string
+	out          string
+	quiet        bool
+	verbose      bool
+	f            report.Format // --format, validated
+	prog         *progress     // the progress shown, ended before the report is written
 }
 
-// outputFlags adds --format, --out, --quiet and --verbose for command,
-// whose report has report.Formats and the extra formats named.
-func outputFlags(fs *flag.FlagSet, command string, extra ...report.Format) *output {
-	formats := append(slices.Clone(report.Formats), extra...)
-	names := make([]string, len(formats))
-	for i, f := range formats {
-		names[i] = string(f)
+// setFlags registers --format and --out for the report of command, of
+// sample's type, and with progress --quiet and --verbose.
+func (o *output) setFlags(fs *flag.FlagSet, command string, sample report.Report, progress bool) {
+	o.command, o.formats, o.withProgress = command, report.FormatsOf(sample), progress
+	names := make([]string, len(o.formats))
+	exts := make([]string, len(o.formats))
+	for i, f := range o.formats {
+		names[i], exts[i] = string(f), "."+f.Ext()
 	}
-	files := command + ".txt, .md, .json and .junit.xml"
-	if len(extra) > 0 {
-		var exts []string
-		for _, f := range extra {
-			exts = append(exts, "."+f.Ext())
-		}
-		files += ", plus " + strings.Join(exts, " and ")
+	base := len(report.Formats)
+	files := command + strings.Join(exts[:base-1], ", ") + " and " + exts[base-1]
+	if extra := exts[base:]; len(extra) > 0 {
+		files += ", plus " + strings.Join(extra, " and ")
 	}
-	return &output{
-		command: command,
-		formats: formats,
-		format:  fs.String("format", string(report.Text), "report `FORMAT` on stdout: "+strings.Join(names, ", ")),
-		out: fs.String("out", "", "also write the report in every format into `DIR` (made if missing): "+
-			files),
-		quiet:   fs.Bool("quiet", false, "no progress on stderr, even on a terminal"),
-		verbose: fs.Bool("verbose", false, "progress on stderr even when it is not a terminal (CI logs)"),
+	fs.StringVar(&o.format, "format", string(report.Text), "report `FORMAT` on stdout: "+strings.Join(names, ", "))
+	fs.StringVar(&o.out, "out", "", "also write the report in every format into `DIR` (made if missing): "+files)
+	if progress {
+		fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr, even on a terminal")
+		fs.BoolVar(&o.verbose, "verbose", false, "progress on stderr even when it is not a terminal (CI logs)")
 	}
 }
 
-// check validates the flags after parsing.
-func (o *output) check() error {
-	f, err := report.ParseFormatIn(*o.format, o.formats)
+func (o *output) validate() error {
+	f, err := report.ParseFormatIn(o.format, o.formats)
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
-	if *o.quiet && *o.verbose {
+	if o.quiet && o.verbose {
 		return errors.New("--quiet and --verbose: choose one")
 	}
 	o.f = f
@@ -77,9 +164,9 @@ func (o *output) write(stdout io.Writer, r report.Report) error {
 		o.prog.end()
 	}
 	opts := renderOptions(stdout)
-	if *o.out != "" {
-		if _, err := report.WriteAllWith(*o.out, o.command, r, opts); err != nil {
-			return fmt.Errorf("--out %s: %w", *o.out, err)
+	if o.out != "" {
+		if _, err := report.WriteAllWith(o.out, o.command, r, opts); err != nil {
+			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
 	}
 	if err := report.WriteWith(stdout, o.f, r, opts); err != nil {
@@ -90,15 +177,8 @@ func (o *output) write(stdout io.Writer, r report.Report) error {
 
 // progress returns the progress printer the flags ask for on stderr.
 func (o *output) progress(stderr io.Writer) *progress {
-	o.prog = newProgress(stderr, *o.quiet, *o.verbose)
+	o.prog = newProgress(stderr, o.quiet, o.verbose)
 	return o.prog
-}
-
-// flagSet reports whether the flag name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/icmd"
+
+	"sandboxlab/attacks"
+	"sandboxlab/checks"
+	"sandboxlab/harness"
+	"sandboxlab/report"
+	"sandboxlab/sandbox"
+	"sandboxlab/verdict"
+)
+
+// The mutation runs themselves are tested in harness (TestMutate and its
+// kin). These tests pin what the CLI adds to them, on reports made
+// without running anything: flags, exit codes, formats and the CI
+// annotations.
+
+// TestMutateReplay: --replay judges a report's facts against the
+// predictions given and exits with the gate's code; --fail-on sets the
+// policy; under GitHub Actions each unexpected escape is an annotation at
+// its planted site, on stderr.
+func TestMutateReplay(t *testing.T) {
+	facts := predictedRun(t)
+	perfect := writeReport(t, facts)
+	run(t, nil, "mutate", "--replay", perfect).Assert(t, icmd.Expected{ExitCode: 0, Out: "The gate holds"})
+	// The known divergences (traversal_ok's escape and the others) did
+	// not happen: under --fail-on any that is a divergence.
+	res := run(t, nil, "mutate", "--replay", perfect, "--fail-on", "any", "--format", "json")
+	res.Assert(t, icmd.Expected{ExitCode: verdict.ExitDivergence})
+	var m report.Mutation
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))
+	assert.Check(t, is.Equal(m.FailOn, verdict.FailOnAny))
+
+	escaped := *facts
+	escaped.Defects = slices.Clone(facts.Defects)
+	i := slices.IndexFunc(escaped.Defects, func(d report.Defect) bool { return d.ID == "fail_open" })
+	assert.Assert(t, i >= 0)
+	escaped.Defects[i].FailedChecks = []string{}
+	res = run(t, []string{"GITHUB_ACTIONS=true"}, "mutate", "--replay", writeReport(t, &escaped))
+	res.Assert(t, icmd.Expected{ExitCode: verdict.ExitEscape, Out: "The gate fails"})
+	site := escaped.Defects[i].Site
+	line, err := report.SiteLine(moduleRoot("."), site, "fail_open")
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(res.Stderr(), fmt.Sprintf("::error file=%s,line=%d,title=unexpected escape%%3A fail_open::", site, line)))
+	res = run(t, nil, "mutate", "--replay", writeReport(t, &escaped))
+	assert.Check(t, !strings.Contains(res.Stderr(), "::error"), "annotations outside GitHub Actions")
+	run(t, nil, "mutate", "--replay", writeReport(t, &escaped), "--fail-on", "never").Assert(t, icmd.Success)
+}
+
+// TestMutatePredictionsFlag: a misspelt check id in --predictions is a
+// usage error that names its line, before anything runs.
+func TestMutatePredictionsFlag(t *testing.T) {
+	preds, err := os.ReadFile(filepath.Join(moduleRoot("."), "predictions.yaml"))
+	assert.NilError(t, err)
+	typo := strings.Replace(string(preds), "checks: [no_network]", "checks: [no_netwrok]", 1)
+	line := 1 + strings.Count(typo[:strings.Index(typo, "no_netwrok")], "\n")
+	file := filepath.Join(t.TempDir(), "predictions.yaml")
+	assert.NilError(t, os.WriteFile(file, []byte(typo), 0o644))
+	res := run(t, nil, "mutate", "--predictions", file)
+	res.Assert(t, icmd.Expected{ExitCode: 1, Err: fmt.Sprintf(`line %d: no_net_ns: unknown check "no_netwrok"`, line)})
+	assert.Check(t, is.Contains(res.Stderr(), "sandboxlab mutate: "+file+": "))
+}
+
+// TestMutateMerge: the shards' reports merge into the report of the whole
+// run, in every format mutate has (the page and Stryker's JSON
+// included), on stdout and into --out.
+func TestMutateMerge(t *testing.T) {
+	whole := predictedRun(t)
+	var shards []string
+	for k := 1; k <= 2; k++ {
+		s := *whole
+		s.Run = &report.RunInfo{Shard: fmt.Sprintf("%d/2", k), Selection: true, Repeat: 1, Suites: verdict.Suites,
+			Build: "sha256:build", Predictions: "sha256:predictions"}
+		s.Defects = nil
+		for i, d := range whole.Defects {
+			if i%2 == k-1 {
+				s.Defects = append(s.Defects, d)
+			}
+		}
+		shards = append(shards, writeReport(t, &s))
+	}
+	dir := t.TempDir()
+	res := run(t, nil, append([]string{"mutate", "merge", "--format", "json", "--out", dir}, shards...)...)
+	res.Assert(t, icmd.Success)
+	var m report.Mutation
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))
+	assert.Check(t, is.Len(m.Defects, len(whole.Defects)))
+	assert.Check(t, is.DeepEqual(m.Summary, whole.Summary))
+	for _, f := range report.FormatsOf(&report.Mutation{}) {
+		_, err := os.Stat(filepath.Join(dir, "mutate."+f.Ext()))
+		assert.Check(t, err, f)
+	}
+
+	page := run(t, nil, append([]string{"mutate", "merge", "--format", "html"}, shards...)...)
+	page.Assert(t, icmd.Success)
+	assert.Check(t, is.Contains(page.Stdout(), "<mutation-test-report-app"))
+	stryker := run(t, nil, append([]string{"mutate", "merge", "--format", "stryker"}, shards...)...)
+	stryker.Assert(t, icmd.Success)
+	var sr report.StrykerReport
+	assert.NilError(t, json.Unmarshal([]byte(stryker.Stdout()), &sr))
+	mutants := 0
+	for _, f := range sr.Files {
+		mutants += len(f.Mutants)
+	}
+	assert.Check(t, is.Equal(mutants, len(whole.Defects)))
+
+	run(t, nil, "mutate", "merge", shards[0]).Assert(t, icmd.Expected{ExitCode: 1, Err: "missing shards: 2/2"})
+	run(t, nil, "mutate", "merge").Assert(t, icmd.Expected{ExitCode: 1, Err: "name the shards' JSON reports"})
+}
+
+// predictedRun is the report of a mutation run that went exactly as
+// predictions.yaml says, judged by it: every check passes on the correct
+// sandbox, every attack is first stopped where the baseline says, and
+// every defect fails the checks and opens the cells predicted. It is made
+// from the registries, without running anything.
+func predictedRun(t *testing.T) *report.Mutation {
+	t.Helper()
+	preds, _, err := harness.LoadPredictions("")
+	assert.NilError(t, err)
+	base := report.Baseline{Checks: &report.Checks{}, Attacks: &report.Attacks{Suites: map[string]verdict.Suite{}}}
+	for _, c := range checks.All {
+		base.Checks.Checks = append(base.Checks.Checks, report.Check{ID: c.ID, Suite: c.Suite, Level: c.Level, Passed: true})
+	}
+	base.Checks.Tally()
+	a := base.Attacks
+	for l := range sandbox.Levels {
+		a.Levels = append(a.Levels, l)
+	}
+	for _, at := range attacks.All() {
+		a.Attacks, a.Suites[at.ID] = append(a.Attacks, at.ID), at.Suite
+		for _, l := range a.Levels {
+			if at.Suite.OrCourse().HasLevel(l) {
+				a.Cells = append(a.Cells, report.Cell{Attack: at.ID, Level: l, Escaped: l < preds.Baseline.Attacks[at.ID]})
+			}
+		}
+	}
+	a.Summarize()
+	facts := &report.Mutation{Baseline: base}
+	for _, d := range preds.Planted() {
+		p := preds.Lookup(string(d.ID))
+		facts.Defects = append(facts.Defects, report.Defect{ID: string(d.ID), Suite: d.Suite, Site: d.Site,
+			FailedChecks: p.CheckIDs(), EscapedAttacks: p.Cells()})
+	}
+	m, err := harness.Rejudge(facts, preds, verdict.FailOnEscape)
+	assert.NilError(t, err)
+	return m
+}
+
+// writeReport writes m as a mutate report in JSON and returns its path.
+func writeReport(t *testing.T, m *report.Mutation) string {
+	t.Helper()
+	b, err := json.Marshal(m)
+	assert.NilError(t, err)
+	f, err := os.CreateTemp(t.TempDir(), "mutate-*.json")
+	assert.NilError(t, err)
+	_, err = f.Write(b)
+	assert.NilError(t, err)
+	assert.NilError(t, f.Close())
+	return f.Name()
+}
