@@ -13,16 +13,17 @@ export CGO_ENABLED ?= 0
 build:
 	$(GO) build -o $(BIN) ./cmd/sandboxlab
 
-# The unit and integration tests, then the mutation tests: the full
-# mutation run once (TestMutate, about 2.5 minutes on two cores), the
-# soundness of selection on a subset and the masking search's
-# rediscovery of the course's case (about a minute together). With
-# -short the heavy tests that the mutation run's baseline repeats (all
-# checks, the whole attack matrix) step aside; the mutation runs go alone
-# so that their verdicts share the cores with nothing else.
+# The unit and integration tests, then the mutation tests of harness
+# (the test binary serves as the worker): the full mutation run once
+# (TestMutate, about 2.5 minutes on two cores), the soundness of
+# selection on a subset and the masking search's rediscovery of the
+# course's case (about a minute together). With -short the heavy tests
+# that the mutation run's baseline repeats (all checks, the whole attack
+# matrix) step aside; the mutation runs go alone so that their verdicts
+# share the cores with nothing else.
 test: build vet
 	$(GO) test -count=1 -short -timeout 20m ./...
-	$(GO) test -count=1 -timeout 40m -run '^TestMutate' -v ./cmd/sandboxlab
+	$(GO) test -count=1 -timeout 40m -run '^TestMutate' -v ./harness
 
 # staticcheck is pinned by the tool directive in go.mod.
 vet:

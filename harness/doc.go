@@ -1,12 +1,19 @@
 // Package harness runs the mutation harness: the baseline on the correct
-// sandbox, then each planted defect in a worker process of its own (the
-// checks and the attack matrix of the defect's suite with that defect
-// switched on), and diffs what failed against predictions.yaml into a
-// report.Mutation with each suite's share, its gate and exit code. It also re-judges an earlier run's facts against
-// edited predictions (Rejudge), and confines each worker to a control
-// group so that nothing it forked outlives it.
+// sandbox, then each planted defect, probe by probe (a check, or an attack
+// at one level), each probe in a worker process of its own with that
+// defect switched on, and diffs what failed against predictions.yaml into
+// a report.Mutation with each suite's share, its gate and exit code. It
+// also re-judges an earlier run's facts against edited predictions
+// (Rejudge), merges the reports of shards (Merge), and confines each
+// worker to a control group so that nothing it forked outlives it.
 //
-// It imports mutants (the registry), report and verdict, the YAML
-// decoder and sandbox/procfs. It does not import the checks or the
-// attacks: the CLI gives it a Worker that runs them.
+// The worker is this package too (WorkerCommand): the binary that runs
+// the harness is started again as a reexec helper that runs one probe of
+// the checks or the attacks and prints its result. So the package imports
+// checks and attacks, the sandbox they drive, mutants (the registry and
+// the switch), report and verdict, the YAML decoder, and
+// sandbox/procfs, sandbox/cgroup and sandbox/reexec. It is the top of the
+// tree: only cmd/sandboxlab imports it, and gives it flags, progress and
+// exit codes. Its mutation tests (TestMutate and its kin) run the real
+// harness with the test binary as the worker.
 package harness

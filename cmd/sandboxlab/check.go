@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"io"
 	"strings"
 
@@ -11,48 +13,56 @@ import (
 )
 
 func init() {
-	register(command{name: "check", summary: "run the promise checks (the course's 26, then the hardening suite's) against the sandbox", run: checkCmd})
+	register(command{name: "check", summary: "run the promise checks (the course's 26, then the hardening suite's) against the sandbox",
+		args: "[--suite course|hardening|all] [--only ID,...] " + reportUsage + " " + progressUsage + " [--defect ID]",
+		help: checkHelp}, checkCmd)
 }
 
-func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("check", "[--suite course|hardening|all] [--only id,...] "+formatUsage+" [--defect ID]",
-		"Runs the promise checks (those of the suites chosen, or those named) and prints each verdict with\n"+
-			"what the host saw: the course's 26 first, then the hardening suite's under a heading of its own.\n"+
-			"With --format junit each check is a testcase, failed with its evidence (a test suite per suite:\n"+
-			"check, check.hardening); --format html is one self-contained page. Progress (a bar, and a line per\n"+
-			"check) goes to stderr on a terminal; --verbose prints the lines anyway. Exits 0 when\n"+
-			"every check passed, 2 when one failed, 1 on a usage or internal error.\n"+
-			"Checks: "+checkList(), stderr)
-	suite := suiteFlag(fs)
-	only := fs.String("only", "", "comma-separated check `ids` to run (default all of the suites)")
-	out := outputFlags(fs, "check", report.HTML)
-	defect := defectFlag(fs)
-	if stop, err := parseFlags(fs, args); stop {
+func checkHelp() string {
+	return "Runs the promise checks (those of the suites chosen, or those named) and prints each verdict with\n" +
+		"what the host saw: the course's 26 first, then the hardening suite's under a heading of its own.\n" +
+		"With --format junit each check is a testcase, failed with its evidence (a test suite per suite:\n" +
+		"check, check.hardening); --format html is one self-contained page. Progress (a bar, and a line per\n" +
+		"check) goes to stderr on a terminal; --verbose prints the lines anyway. Exits 0 when\n" +
+		"every check passed, 2 when one failed, 1 on a usage or internal error.\n" +
+		"Checks: " + checkList()
+}
+
+// checkOptions are check's flags.
+type checkOptions struct {
+	selection
+	output
+	defectFlag
+	list []*checks.Check // the checks to run, validated
+}
+
+func (o *checkOptions) setFlags(fs *flag.FlagSet) {
+	o.selection.setFlags(fs, "run only the checks `ID,...` (default: all of the suites)")
+	o.output.setFlags(fs, "check", &report.Checks{}, true)
+	o.defectFlag.setFlags(fs)
+}
+
+func (o *checkOptions) validate(cl commandLine) error {
+	if err := firstError(cl.noArgs(), o.output.validate(), o.selection.validate(), o.defectFlag.validate()); err != nil {
 		return err
 	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if err := out.check(); err != nil {
-		return usagef("%v", err)
-	}
-	suites, err := parseSuite(*suite)
+	list, err := checks.Select(o.ids(), o.suites)
 	if err != nil {
+		return fmt.Errorf("--only: %w", err)
+	}
+	o.list = list
+	return nil
+}
+
+func checkCmd(ctx context.Context, o *checkOptions, stdout, stderr io.Writer) error {
+	if err := o.enable(); err != nil {
 		return err
 	}
-	if err := enableDefect(*defect); err != nil {
-		return err
-	}
-	ids := splitList(*only)
-	list, err := checks.Select(ids, suites)
-	if err != nil {
-		return usagef("--only: %v", err)
-	}
-	total := len(list)
-	p := out.progress(stderr)
+	total := len(o.list)
+	p := o.progress(stderr)
 	p.start("check", total, nil, nil)
 	done := 0
-	rep, err := checks.RunAll(ctx, checks.Options{Only: ids, Suites: suites, Progress: func(c report.Check) {
+	rep, err := checks.RunAll(ctx, checks.Options{Only: o.ids(), Suites: o.suites, Progress: func(c report.Check) {
 		done++
 		p.line("%s %-20s %s (%d ms)", counter(done, total), c.ID, passFail(c.Passed), c.MS)
 		p.set(done, total)
@@ -61,7 +71,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := out.write(stdout, rep); err != nil {
+	if err := o.write(stdout, rep); err != nil {
 		return err
 	}
 	if rep.Failed > 0 {

@@ -2,41 +2,49 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 
 	"sandboxlab/doctor"
+	"sandboxlab/report"
 	"sandboxlab/verdict"
 )
 
 func init() {
-	register(command{name: "doctor", summary: "say what this machine can give the sandbox, level by level", run: doctorCmd})
+	register(command{name: "doctor", summary: "say what this machine can give the sandbox, level by level",
+		args: reportUsage, help: doctorHelp}, doctorCmd)
 }
 
-func doctorCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("doctor", formatUsage,
-		"Examines this machine: the kernel features the layers are built on (user namespaces and the\n"+
-			"sysctls and AppArmor switch that turn them off, Landlock's ABI, seccomp and whether the kernel\n"+
-			"has a 32-bit entry, which cgroup hierarchies can hold a run), each level tried for real (a run of\n"+
-			"/bin/true at L0 to L6; for a level that does not run, the first layer missing and the fix), and\n"+
-			"the other sandboxes and tools installed for 'attack --sandbox' and the tests (bubblewrap,\n"+
-			"firejail, runsc, podman, runc, QEMU with a guest kernel, node, gcc). Well under a second; it\n"+
-			"leaves nothing behind.\n"+
-			"Exit status: 0 when the default level (L6, run's default) runs here, 125 when it does not.", stderr)
-	out := outputFlags(fs, "doctor")
-	if stop, err := parseFlags(fs, args); stop {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if err := out.check(); err != nil {
-		return usagef("%v", err)
-	}
+func doctorHelp() string {
+	return "Examines this machine: the kernel features the layers are built on (user namespaces and the\n" +
+		"sysctls and AppArmor switch that turn them off, Landlock's ABI, seccomp and whether the kernel\n" +
+		"has a 32-bit entry, which cgroup hierarchies can hold a run), each level tried for real (a run of\n" +
+		"/bin/true at L0 to L6; for a level that does not run, the first layer missing and the fix), and\n" +
+		"the other sandboxes the attack command can run under and the tools the tests use (bubblewrap,\n" +
+		"firejail, runsc, podman, runc, QEMU with a guest kernel, node, gcc). Well under a second on a\n" +
+		"quiet machine; it leaves nothing behind.\n" +
+		"Exit status: 0 when the default level (L6, run's default) runs here, 125 when it does not."
+}
+
+// doctorOptions are doctor's flags. It shows no progress.
+type doctorOptions struct {
+	output
+}
+
+func (o *doctorOptions) setFlags(fs *flag.FlagSet) {
+	o.output.setFlags(fs, "doctor", &report.Doctor{}, false)
+}
+
+func (o *doctorOptions) validate(cl commandLine) error {
+	return firstError(cl.noArgs(), o.output.validate())
+}
+
+func doctorCmd(ctx context.Context, o *doctorOptions, stdout, stderr io.Writer) error {
 	d, err := doctor.Examine(ctx)
 	if err != nil {
 		return err
 	}
-	if err := out.write(stdout, d); err != nil {
+	if err := o.write(stdout, d); err != nil {
 		return err
 	}
 	if !d.DefaultOK {

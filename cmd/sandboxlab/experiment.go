@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"sandboxlab/checks/experiments"
@@ -12,55 +12,66 @@ import (
 )
 
 func init() {
-	register(command{name: "experiment", summary: "measure the course notes' experiments: cpu-quirk, nproc, layer-hiding", run: experimentCmd})
+	register(command{name: "experiment", summary: "measure the course notes' experiments: cpu-quirk, nproc, layer-hiding",
+		args: "cpu-quirk|nproc|layer-hiding|all " + reportUsage + " " + progressUsage, help: experimentHelp}, experimentCmd)
 }
 
-func experimentCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("experiment", "cpu-quirk|nproc|layer-hiding|all "+formatUsage,
-		"cpu-quirk     a busy loop under a 2 s CPU limit: no namespace, as PID 1, and as PID 1 with the soft limit only\n"+
-			"nproc         RLIMIT_NPROC=5 as root in a user namespace with a 0→0 map (deliberately), then the monitor\n"+
-			"layer-hiding  the tree-kill check with a leader-only timeout, with the CPU limit on and off\n\n"+
-			"Each prints the figures it measured; with --format junit each measured case is a testcase.\n"+
-			"Exits 0 when the experiment ran, 1 otherwise.", stderr)
-	out := outputFlags(fs, "experiment")
-	name := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:] // flags may follow the name
+func experimentHelp() string {
+	return "cpu-quirk     a busy loop under a 2 s CPU limit: no namespace, as PID 1, and as PID 1 with the soft limit only\n" +
+		"nproc         RLIMIT_NPROC=5 as root in a user namespace with a 0→0 map (deliberately), then the monitor\n" +
+		"layer-hiding  the tree-kill check with a leader-only timeout, with the CPU limit on and off\n\n" +
+		"Each prints the figures it measured; with --format junit each measured case is a testcase.\n" +
+		"A line per experiment measured goes to stderr on a terminal; --verbose prints it anyway.\n" +
+		"Exits 0 when the experiment ran, 1 otherwise."
+}
+
+// experimentOptions are experiment's flags and the experiment named.
+type experimentOptions struct {
+	output
+	list []*experiments.Experiment // the experiments named, validated
+}
+
+func (o *experimentOptions) setFlags(fs *flag.FlagSet) {
+	o.output.setFlags(fs, "experiment", report.Experiments{}, true)
+}
+
+func (o *experimentOptions) validate(cl commandLine) error {
+	if len(cl.args) > 1 {
+		return fmt.Errorf("unexpected arguments %q", cl.args[1:])
 	}
-	if stop, err := parseFlags(fs, args); stop {
+	if err := o.output.validate(); err != nil {
 		return err
 	}
-	if name == "" && fs.NArg() == 1 {
-		name = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+	name := ""
+	if len(cl.args) == 1 {
+		name = cl.args[0]
 	}
-	if err := out.check(); err != nil {
-		return usagef("%v", err)
-	}
-	var list []*experiments.Experiment
 	switch e := experiments.Lookup(name); {
 	case name == "all":
-		list = experiments.All
+		o.list = experiments.All
 	case e != nil:
-		list = []*experiments.Experiment{e}
+		o.list = []*experiments.Experiment{e}
 	default:
-		return usagef("want cpu-quirk, nproc, layer-hiding or all, got %q", name)
+		return fmt.Errorf("want cpu-quirk, nproc, layer-hiding or all, got %q", name)
 	}
-	p := out.progress(stderr)
+	return nil
+}
+
+func experimentCmd(ctx context.Context, o *experimentOptions, stdout, stderr io.Writer) error {
+	p := o.progress(stderr)
 	var reps report.Experiments
-	for i, e := range list {
+	for i, e := range o.list {
 		start := time.Now()
 		r, err := e.Run(ctx)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.ID, err)
 		}
-		p.line("%s %-13s measured in %s", counter(i+1, len(list)), e.ID, roundDuration(time.Since(start)))
+		p.line("%s %-13s measured in %s", counter(i+1, len(o.list)), e.ID, roundDuration(time.Since(start)))
 		reps = append(reps, r)
 	}
 	var rep report.Report = reps
 	if len(reps) == 1 {
 		rep = reps[0]
 	}
-	return out.write(stdout, rep)
+	return o.write(stdout, rep)
 }

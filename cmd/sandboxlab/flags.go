@@ -5,70 +5,150 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"slices"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
-	"golang.org/x/sys/unix"
-
+	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/verdict"
 )
 
-// formatUsage is the --format part of a command's usage line.
-var formatUsage = "[--format FORMAT] [--out DIR] [--quiet|--verbose]"
+// The flags that several commands share, each group a type that the
+// commands' options embed.
 
-// output holds the flags every report command shares: the format on
-// stdout, the directory that gets every format, and how chatty progress
-// on stderr is.
+// The usage-line words of output's flags.
+const (
+	reportUsage   = "[--format FORMAT] [--out DIR]"
+	progressUsage = "[--quiet|--verbose]"
+)
+
+// selection is --suite and --only: which suites' members run, and which
+// of them.
+type selection struct {
+	suite  string
+	only   string
+	suites []verdict.Suite // --suite, validated
+}
+
+// setFlags registers --suite and --only; only says what --only names.
+func (s *selection) setFlags(fs *flag.FlagSet, only string) {
+	fs.StringVar(&s.suite, "suite", verdict.AllSuites, "run the members of `SUITE`: "+strings.Join(suiteChoices(), ", ")+
+		"\n(the course's are reported first, exactly as the course has them)")
+	fs.StringVar(&s.only, "only", "", only)
+}
+
+func (s *selection) validate() error {
+	suites, err := verdict.ParseSuites(s.suite)
+	if err != nil {
+		return fmt.Errorf("--suite: %w", err)
+	}
+	s.suites = suites
+	return nil
+}
+
+// ids are --only's ids, in order.
+func (s *selection) ids() []string { return splitList(s.only) }
+
+// suiteChoices are the values --suite takes.
+func suiteChoices() []string {
+	var out []string
+	for _, s := range verdict.Suites {
+		out = append(out, string(s))
+	}
+	return append(out, verdict.AllSuites)
+}
+
+// defectFlag is --defect, which switches one planted defect on for the
+// rest of the process (the harness uses it; see 'sandboxlab mutate').
+type defectFlag struct{ defect string }
+
+func (d *defectFlag) setFlags(fs *flag.FlagSet) {
+	fs.StringVar(&d.defect, "defect", "", "switch on one planted `ID` (one of: "+strings.Join(mutants.IDs(), ", ")+")")
+}
+
+func (d *defectFlag) validate() error {
+	if d.defect == "" {
+		return nil
+	}
+	if _, err := mutants.Lookup(d.defect); err != nil {
+		return fmt.Errorf("--defect: %w", err)
+	}
+	if !mutants.Compiled {
+		return fmt.Errorf("--defect: %w", mutants.ErrNotCompiled)
+	}
+	return nil
+}
+
+// enable switches the defect on.
+func (d *defectFlag) enable() error {
+	if err := mutants.Enable(d.defect); err != nil {
+		return fmt.Errorf("--defect: %w", err)
+	}
+	return nil
+}
+
+// gateFlag is --fail-on, the gate's policy.
+type gateFlag struct {
+	failOnFlag string
+	failOn     verdict.FailOn // validated
+}
+
+func (g *gateFlag) setFlags(fs *flag.FlagSet) {
+	fs.StringVar(&g.failOnFlag, "fail-on", string(verdict.FailOnEscape),
+		"what fails the gate: `escape` (an unexpected escape, a flaky probe), any (any divergence), never")
+}
+
+func (g *gateFlag) validate() error {
+	f, err := verdict.ParseFailOn(g.failOnFlag)
+	if err != nil {
+		return fmt.Errorf("--fail-on: %w", err)
+	}
+	g.failOn = f
+	return nil
+}
+
+// output is the flags of a command that writes a report: the format on
+// stdout, the directory that gets every format, and, for a command that
+// shows progress on stderr, how chatty that is.
 type output struct {
-	command string
-	formats []report.Format // the formats the command's report has
-	format  *string
-	out     *string
-	quiet   *bool
-	verbose *bool
-	f       report.Format
-	prog    *progress // the progress shown, ended before the report is written
+	command      string          // the report's file name in --out
+	formats      []report.Format // the formats the command's report has
+	withProgress bool            // --quiet and --verbose exist
+	format       string
+	out          string
+	quiet        bool
+	verbose      bool
+	f            report.Format // --format, validated
+	prog         *progress     // the progress shown, ended before the report is written
 }
 
-// outputFlags adds --format, --out, --quiet and --verbose for command,
-// whose report has report.Formats and the extra formats named.
-func outputFlags(fs *flag.FlagSet, command string, extra ...report.Format) *output {
-	formats := append(slices.Clone(report.Formats), extra...)
-	names := make([]string, len(formats))
-	for i, f := range formats {
-		names[i] = string(f)
+// setFlags registers --format and --out for the report of command, of
+// sample's type, and with progress --quiet and --verbose.
+func (o *output) setFlags(fs *flag.FlagSet, command string, sample report.Report, progress bool) {
+	o.command, o.formats, o.withProgress = command, report.FormatsOf(sample), progress
+	names := make([]string, len(o.formats))
+	exts := make([]string, len(o.formats))
+	for i, f := range o.formats {
+		names[i], exts[i] = string(f), "."+f.Ext()
 	}
-	files := command + ".txt, .md, .json and .junit.xml"
-	if len(extra) > 0 {
-		var exts []string
-		for _, f := range extra {
-			exts = append(exts, "."+f.Ext())
-		}
-		files += ", plus " + strings.Join(exts, " and ")
+	base := len(report.Formats)
+	files := command + strings.Join(exts[:base-1], ", ") + " and " + exts[base-1]
+	if extra := exts[base:]; len(extra) > 0 {
+		files += ", plus " + strings.Join(extra, " and ")
 	}
-	return &output{
-		command: command,
-		formats: formats,
-		format:  fs.String("format", string(report.Text), "report `FORMAT` on stdout: "+strings.Join(names, ", ")),
-		out: fs.String("out", "", "also write the report in every format into `DIR` (made if missing): "+
-			files),
-		quiet:   fs.Bool("quiet", false, "no progress on stderr, even on a terminal"),
-		verbose: fs.Bool("verbose", false, "progress on stderr even when it is not a terminal (CI logs)"),
+	fs.StringVar(&o.format, "format", string(report.Text), "report `FORMAT` on stdout: "+strings.Join(names, ", "))
+	fs.StringVar(&o.out, "out", "", "also write the report in every format into `DIR` (made if missing): "+files)
+	if progress {
+		fs.BoolVar(&o.quiet, "quiet", false, "no progress on stderr, even on a terminal")
+		fs.BoolVar(&o.verbose, "verbose", false, "progress on stderr even when it is not a terminal (CI logs)")
 	}
 }
 
-// check validates the flags after parsing.
-func (o *output) check() error {
-	f, err := report.ParseFormatIn(*o.format, o.formats)
+func (o *output) validate() error {
+	f, err := report.ParseFormatIn(o.format, o.formats)
 	if err != nil {
 		return fmt.Errorf("--format: %w", err)
 	}
-	if *o.quiet && *o.verbose {
+	if o.quiet && o.verbose {
 		return errors.New("--quiet and --verbose: choose one")
 	}
 	o.f = f
@@ -84,9 +164,9 @@ func (o *output) write(stdout io.Writer, r report.Report) error {
 		o.prog.end()
 	}
 	opts := renderOptions(stdout)
-	if *o.out != "" {
-		if _, err := report.WriteAllWith(*o.out, o.command, r, opts); err != nil {
-			return fmt.Errorf("--out %s: %w", *o.out, err)
+	if o.out != "" {
+		if _, err := report.WriteAllWith(o.out, o.command, r, opts); err != nil {
+			return fmt.Errorf("--out %s: %w", o.out, err)
 		}
 	}
 	if err := report.WriteWith(stdout, o.f, r, opts); err != nil {
@@ -97,15 +177,8 @@ func (o *output) write(stdout io.Writer, r report.Report) error {
 
 // progress returns the progress printer the flags ask for on stderr.
 func (o *output) progress(stderr io.Writer) *progress {
-	o.prog = newProgress(stderr, *o.quiet, *o.verbose)
+	o.prog = newProgress(stderr, o.quiet, o.verbose)
 	return o.prog
-}
-
-// flagSet reports whether the flag name was given on the command line.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.
@@ -118,121 +191,6 @@ func splitList(s string) []string {
 	}
 	return out
 }
-
-// progress shows how far a command is, on stderr. It is on when stderr
-// is a terminal (a person waits for a run of minutes) or with --verbose
-// (a CI log), off with --quiet and when stderr is a pipe or a file, so
-// captured output stays clean. Each finished step is one line. On a
-// terminal a live progress bar (mpb) sits below the lines, with the
-// steps done and a status (for mutate: elapsed and the estimate of the
-// time left); in a log there is no bar, since redrawing means nothing
-// there.
-type progress struct {
-	w   io.Writer
-	on  bool
-	tty bool
-
-	mu   sync.Mutex
-	bars *mpb.Progress // nil: no bar
-	bar  *mpb.Bar
-}
-
-func newProgress(w io.Writer, quiet, verbose bool) *progress {
-	f, ok := w.(*os.File)
-	tty := ok && isTerminal(f)
-	return &progress{w: w, on: !quiet && (tty || verbose), tty: tty}
-}
-
-// isTerminal reports whether f is a terminal (it answers TCGETS).
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-// terminalWidth returns the width of the terminal f is, or 0.
-func terminalWidth(f *os.File) int {
-	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil || ws.Col == 0 {
-		return 0
-	}
-	return int(ws.Col)
-}
-
-// start shows the bar, on a terminal only: name, then the steps done of
-// total (0: not known yet, when label says what runs meanwhile), then
-// status() if status is set. It is redrawn a few times a second until
-// end.
-func (p *progress) start(name string, total int, label func() string, status func() string) {
-	if !p.on || !p.tty {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	// Refreshed whatever mpb makes of the writer: the caller has found
-	// a terminal, and the lines above the bar go out at each refresh.
-	p.bars = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond), mpb.ForceAutoRefresh())
-	steps := decor.Any(func(s decor.Statistics) string {
-		if s.Total <= 0 && label != nil {
-			return label()
-		}
-		return fmt.Sprintf("%d/%d", s.Current, s.Total)
-	}, decor.WCSyncSpaceR)
-	opts := []mpb.BarOption{mpb.PrependDecorators(decor.Name(name, decor.WCSyncSpaceR), steps), mpb.BarRemoveOnComplete()}
-	if status != nil {
-		opts = append(opts, mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return status() })))
-	}
-	p.bar = p.bars.AddBar(int64(total), opts...)
-}
-
-// set moves the bar to done steps of total.
-func (p *progress) set(done, total int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar == nil {
-		return
-	}
-	p.bar.SetTotal(int64(total), false)
-	p.bar.SetCurrent(int64(done))
-}
-
-// line prints a finished step: above the bar on a terminal, as a line
-// of its own in a log.
-func (p *progress) line(format string, args ...any) {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bars != nil {
-		fmt.Fprintf(p.bars, format+"\n", args...)
-		return
-	}
-	fmt.Fprintf(p.w, format+"\n", args...)
-}
-
-// end removes the bar, once the lines above it are out, so the report
-// that follows starts on a clean line of the terminal. It may be called
-// more than once.
-func (p *progress) end() {
-	p.mu.Lock()
-	bars, bar := p.bars, p.bar
-	p.bars, p.bar = nil, nil
-	p.mu.Unlock()
-	if bars == nil {
-		return
-	}
-	bar.Abort(true)
-	bars.Wait()
-}
-
-// counter formats "[done/total]" with total's width, so lines align.
-func counter(done, total int) string {
-	w := len(fmt.Sprint(total))
-	return fmt.Sprintf("[%*d/%d]", w, done, total)
-}
-
-// roundDuration rounds d to seconds for people.
-func roundDuration(d time.Duration) time.Duration { return d.Round(time.Second) }
 
 // listFlag is a flag that may be given more than once (--sandbox,
 // --allow).

@@ -95,21 +95,32 @@ func TestOutWritesEveryFormat(t *testing.T) {
 	assert.Check(t, is.Contains(string(md), "2 passed, 0 failed"))
 }
 
-// TestFormatFlag: every report command takes every format and rejects
-// an unknown one before running anything.
+// TestFormatFlag: every report command takes every format its report
+// has (mutate merge those of mutate) and rejects an unknown one before
+// running anything; those that show progress take --quiet or --verbose,
+// not both.
 func TestFormatFlag(t *testing.T) {
-	extra := map[string]string{"check": ", html", "attack": ", html", "mutate": ", html, stryker"}
-	for _, args := range [][]string{{"check"}, {"attack"}, {"mutate"}, {"agent"}, {"experiment", "all"}} {
-		name := args[0]
+	extra := map[string]string{"check": ", html", "attack": ", html", "mutate": ", html, stryker", "mutate merge": ", html, stryker"}
+	for _, args := range [][]string{{"check"}, {"attack"}, {"mutate"}, {"mutate", "merge"}, {"agent"}, {"experiment", "all"}} {
+		name := strings.Join(args, " ")
+		if args[0] == "experiment" {
+			name = "experiment"
+		}
 		help := run(t, nil, append(args, "--help")...)
 		help.Assert(t, icmd.Success)
-		for _, want := range []string{"-format FORMAT", "text, markdown, json, junit", "-out DIR", name + ".txt, .md, .json and .junit.xml", "-quiet", "-verbose"} {
+		for _, want := range []string{"-format FORMAT", "text, markdown, json, junit" + extra[name], "-out DIR", args[0] + ".txt, .md, .json and .junit.xml"} {
 			assert.Check(t, is.Contains(help.Stderr(), want), name)
 		}
 		bad := run(t, nil, append(args, "--format", "xml")...)
-		bad.Assert(t, icmd.Expected{ExitCode: 1, Err: `sandboxlab ` + name})
+		bad.Assert(t, icmd.Expected{ExitCode: 1, Err: `sandboxlab ` + name + ": "})
 		assert.Check(t, is.Contains(bad.Stderr(), `--format: unknown format "xml" (want text, markdown, json, junit`+extra[name]+`)`), name)
 		both := run(t, nil, append(args, "--quiet", "--verbose")...)
+		if args[0] == "agent" || name == "mutate merge" { // no progress, so neither flag
+			both.Assert(t, icmd.Expected{ExitCode: 1, Err: "flag provided but not defined: -quiet"})
+			continue
+		}
+		assert.Check(t, is.Contains(help.Stderr(), "-quiet"), name)
+		assert.Check(t, is.Contains(help.Stderr(), "-verbose"), name)
 		both.Assert(t, icmd.Expected{ExitCode: 1, Err: "--quiet and --verbose: choose one"})
 	}
 }

@@ -5,211 +5,176 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"time"
 
-	"sandboxlab"
-	"sandboxlab/attacks"
-	"sandboxlab/checks"
 	"sandboxlab/harness"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
-	"sandboxlab/sandbox"
-	"sandboxlab/verdict"
 )
 
 func init() {
-	register(command{name: "mutate", summary: "switch on each planted defect in turn and diff what fails against predictions.yaml", run: mutateCmd})
+	register(command{name: "mutate", summary: "switch on each planted defect in turn and diff what fails against predictions.yaml",
+		args: "[--predictions FILE] [--suite course|hardening|all] [--only ID,...] [--shard K/N] [--no-select] [--repeat N] [--masking]" +
+			" [-j N] [--timeout DURATION] [--fail-on escape|any|never] [--replay FILE] " + reportUsage + " " + progressUsage,
+		help: mutateHelp}, mutateCmd)
 }
 
-func mutateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "merge" {
-		return mergeCmd(args[1:], stdout, stderr)
-	}
-	fs := newFlags("mutate", "[--predictions FILE] [--suite course|hardening|all] [--only id,...] [--shard K/N] [--no-select] [--repeat N] [--masking] [-j N] [--fail-on escape|any|never] "+formatUsage+"\n       sandboxlab mutate merge [--fail-on ...] "+formatUsage+" SHARD.json...",
-		"Runs the correct sandbox first (the baseline: every check must pass and the attack matrix must match\n"+
-			"the predictions' baseline), then each planted defect: the checks and the attack cells of its own\n"+
-			"suite (the course's: 26 checks, 16x6 cells), diffed against the predictions. Every check and cell\n"+
-			"is a probe, run in a worker process of its own. The baseline records which planted sites each probe\n"+
-			"reaches (in every process it involves); a defect then runs only the probes that reach its site, and\n"+
-			"the others keep their baseline verdict (--no-select runs them all; a defect no probe reaches is\n"+
-			"reported as not reached). Probes share the cores by what they cost in the baseline: many that wait\n"+
-			"on clocks, few that compute.\n"+
-			"Each suite's baseline is judged on its own: a broken one stops that suite's defects. The course's\n"+
-			"summary, defects and baseline are reported first, exactly as the course has them, then the\n"+
-			"hardening suite's; the gate covers both. Outcomes: exact, too_wide, extra, different,\n"+
-			"escaped (no check failed), hung.\n\n"+
-			"--shard K/N runs every N-th defect from the K-th (and the whole baseline); 'mutate merge' combines\n"+
-			"the shards' JSON reports into the report and gate of the unsharded run, refusing shards of other\n"+
-			"predictions, builds, suites or settings. --repeat N runs every probe N times: a probe whose verdict\n"+
-			"changes is reported as flaky and fails the gate (exit 5). --masking looks, for each defect, for the\n"+
-			"layers that hide it from a check that reaches it but missed it: it reruns that check with each other\n"+
-			"layer taken away (and with the check's own removals undone) and reports the layers whose removal\n"+
-			"reveals the defect while the check still passes on the correct sandbox.\n\n"+
-			"Exit codes: 0 the gate holds; 2 an unexpected escape (a defect no check caught, or an attack cell\n"+
-			"that got through, neither predicted nor known; a defect that hung counts as one); 5 a flaky probe\n"+
-			"(with --repeat); 3 another divergence (only with --fail-on any); 4 the baseline is broken; 1 usage\n"+
-			"or internal error.\n\n"+
-			"Reports: --format junit gives a testcase per defect (failed when unexpected, error when it hung,\n"+
-			"skipped when its divergence is known) and one for the baseline, in a test suite per suite (mutate,\n"+
-			"mutate.hardening); --format html is one self-contained page (the heat map, the per-defect table,\n"+
-			"the mutation-testing-elements component); --format stryker is JSON in Stryker's\n"+
-			"mutation-testing-report-schema; --out DIR writes every format; JSON has each defect's reached\n"+
-			"probes and the baseline's reached-sites table.\n"+
-			"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n"+
-			"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n"+
-			"Progress goes to stderr on a terminal (a bar: probe runs of the baseline, then of the defects,\n"+
-			"elapsed, ETA) and, a line per defect, with --verbose.", stderr)
-	predFile := fs.String("predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
-	suite := suiteFlag(fs)
-	only := fs.String("only", "", "comma-separated defect `ids` to run (default all of the suites; only their suites run)")
-	shardFlag := fs.String("shard", "", "run only the `K/N`-th slice of the defects (every N-th from the K-th), for a CI matrix")
-	noSelect := fs.Bool("no-select", false, "run every probe for every defect, not only those that reach its site")
-	repeat := fs.Int("repeat", 1, "run every probe `N` times; a probe whose verdict changes is flaky (exit 5)")
-	masking := fs.Bool("masking", false, "look for the layers that hide each defect from a check that reaches it")
-	jobs := fs.Int("j", defaultJobs(), "probes run at once, at most (`N`); together they use no more CPU than there are cores")
-	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape` (an unexpected escape, a flaky probe), any (any divergence), never")
-	timeout := fs.Duration("timeout", 6*time.Minute, "bound on one probe's run; past it the probe's defect is reported as hung")
-	replay := fs.String("replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\nor --out) against the predictions, e.g. to try an edit of predictions.yaml")
-	out := outputFlags(fs, "mutate", report.HTML, report.Stryker)
-	if stop, err := parseFlags(fs, args); stop {
+func mutateHelp() string {
+	return "Runs the correct sandbox first (the baseline: every check must pass and the attack matrix must match\n" +
+		"the predictions' baseline), then each planted defect: the checks and the attack cells of its own\n" +
+		"suite (the course's: 26 checks, 16x6 cells), diffed against the predictions. Every check and cell\n" +
+		"is a probe, run in a worker process of its own. The baseline records which planted sites each probe\n" +
+		"reaches (in every process it involves); a defect then runs only the probes that reach its site, and\n" +
+		"the others keep their baseline verdict (--no-select runs them all; a defect no probe reaches is\n" +
+		"reported as not reached). Probes share the cores by what they cost in the baseline: many that wait\n" +
+		"on clocks, few that compute.\n" +
+		"Each suite's baseline is judged on its own: a broken one stops that suite's defects. The course's\n" +
+		"summary, defects and baseline are reported first, exactly as the course has them, then the\n" +
+		"hardening suite's; the gate covers both. Outcomes: exact, too_wide, extra, different,\n" +
+		"escaped (no check failed), hung.\n\n" +
+		"--shard K/N runs every N-th defect from the K-th (and the whole baseline); 'mutate merge' combines\n" +
+		"the shards' JSON reports into the report and gate of the unsharded run, refusing shards of other\n" +
+		"predictions, builds, suites or settings. --repeat N runs every probe N times: a probe whose verdict\n" +
+		"changes is reported as flaky and fails the gate (exit 5). --masking looks, for each defect, for the\n" +
+		"layers that hide it from a check that reaches it but missed it: it reruns that check with each other\n" +
+		"layer taken away (and with the check's own removals undone) and reports the layers whose removal\n" +
+		"reveals the defect while the check still passes on the correct sandbox.\n\n" +
+		"Exit codes: 0 the gate holds; 2 an unexpected escape (a defect no check caught, or an attack cell\n" +
+		"that got through, neither predicted nor known; a defect that hung counts as one); 5 a flaky probe\n" +
+		"(with --repeat); 3 another divergence (only with --fail-on any); 4 the baseline is broken; 1 usage\n" +
+		"or internal error.\n\n" +
+		"Reports: --format junit gives a testcase per defect (failed when unexpected, error when it hung,\n" +
+		"skipped when its divergence is known) and one for the baseline, in a test suite per suite (mutate,\n" +
+		"mutate.hardening); --format html is one self-contained page (the heat map, the per-defect table,\n" +
+		"the mutation-testing-elements component); --format stryker is JSON in Stryker's\n" +
+		"mutation-testing-report-schema; --out DIR writes every format; JSON has each defect's reached\n" +
+		"probes and the baseline's reached-sites table.\n" +
+		"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n" +
+		"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n" +
+		"Progress goes to stderr on a terminal (a bar: probe runs of the baseline, then of the defects,\n" +
+		"elapsed, ETA) and, a line per defect, with --verbose."
+}
+
+// mutateOptions are mutate's flags.
+type mutateOptions struct {
+	selection
+	output
+	gateFlag
+	predictions string
+	shardFlag   string
+	noSelect    bool
+	repeat      int
+	masking     bool
+	jobs        int
+	timeout     time.Duration
+	replay      string
+
+	shard harness.Shard // --shard, validated
+}
+
+func (o *mutateOptions) setFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.predictions, "predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
+	o.selection.setFlags(fs, "run only the defects `ID,...` (default: all of the suites; with it, only their suites run)")
+	fs.StringVar(&o.shardFlag, "shard", "", "run only the `K/N`-th slice of the defects (every N-th from the K-th), for a CI matrix")
+	fs.BoolVar(&o.noSelect, "no-select", false, "run every probe for every defect, not only those that reach its site")
+	fs.IntVar(&o.repeat, "repeat", 1, "run every probe `N` times; a probe whose verdict changes is flaky (exit 5)")
+	fs.BoolVar(&o.masking, "masking", false, "look for the layers that hide each defect from a check that reaches it")
+	fs.IntVar(&o.jobs, "j", harness.DefaultJobs(), "probes run at once, at most (`N`); together they use no more CPU than there are cores")
+	// The default in words: the number depends on the machine.
+	fs.Lookup("j").DefValue = "4 per core"
+	o.gateFlag.setFlags(fs)
+	fs.DurationVar(&o.timeout, "timeout", harness.DefaultTimeout, "bound on one probe's run (a `DURATION` such as 90s or 6m); past it the probe's defect is reported as hung")
+	fs.StringVar(&o.replay, "replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\n"+
+		"or --out) against the predictions, e.g. to try an edit of predictions.yaml")
+	o.output.setFlags(fs, "mutate", &report.Mutation{}, true)
+}
+
+func (o *mutateOptions) validate(cl commandLine) error {
+	if err := firstError(cl.noArgs(), o.output.validate(), o.gateFlag.validate()); err != nil {
 		return err
 	}
-	if err := noArgs(fs); err != nil {
-		return err
+	switch {
+	case o.jobs < 1:
+		return fmt.Errorf("-j: want at least 1, got %d", o.jobs)
+	case o.repeat < 1:
+		return fmt.Errorf("--repeat: want at least 1, got %d", o.repeat)
 	}
-	if err := out.check(); err != nil {
-		return usagef("%v", err)
-	}
-	failOn, err := verdict.ParseFailOn(*failOnFlag)
-	if err != nil {
-		return usagef("--fail-on: %v", err)
-	}
-	if *jobs < 1 {
-		return usagef("-j: want at least 1, got %d", *jobs)
-	}
-	if *repeat < 1 {
-		return usagef("--repeat: want at least 1, got %d", *repeat)
-	}
-	var shard harness.Shard
-	if *shardFlag != "" {
-		if shard, err = harness.ParseShard(*shardFlag); err != nil {
-			return usagef("--shard: %v", err)
+	if o.shardFlag != "" {
+		shard, err := harness.ParseShard(o.shardFlag)
+		if err != nil {
+			return fmt.Errorf("--shard: %w", err)
 		}
+		o.shard = shard
 	}
-	suites, err := parseSuite(*suite)
-	if err != nil {
+	if err := o.selection.validate(); err != nil {
 		return err
 	}
-	if *replay != "" && (flagSet(fs, "suite") || flagSet(fs, "shard") || *masking || *repeat > 1 || *noSelect) {
-		return usagef("--replay judges the earlier run as it was: no --suite, --shard, --repeat, --no-select or --masking")
+	if o.replay != "" && (cl.given["suite"] || cl.given["shard"] || o.masking || o.repeat > 1 || o.noSelect) {
+		return errors.New("--replay judges the earlier run as it was: no --suite, --shard, --repeat, --no-select or --masking")
 	}
+	return nil
+}
+
+func mutateCmd(ctx context.Context, o *mutateOptions, stdout, stderr io.Writer) error {
 	if !mutants.Compiled {
 		return mutants.ErrNotCompiled
 	}
-	preds, digest, err := loadPredictions(*predFile)
+	preds, digest, err := harness.LoadPredictions(o.predictions)
 	if err != nil {
 		return err
 	}
-	if *replay != "" {
-		prev, err := readMutation(*replay)
+	if o.replay != "" {
+		prev, err := readMutation(o.replay)
 		if err != nil {
 			return fmt.Errorf("--replay: %w", err)
 		}
-		m, err := harness.Rejudge(prev, preds, failOn)
+		m, err := harness.Rejudge(prev, preds, o.failOn)
 		if err != nil {
-			return fmt.Errorf("--replay %s: %w", *replay, err)
+			return fmt.Errorf("--replay %s: %w", o.replay, err)
 		}
-		return finishMutate(m, out, stdout, stderr)
+		return finishMutate(m, &o.output, stdout, stderr)
 	}
 	build, err := buildDigest()
 	if err != nil {
 		return err
 	}
-	eta := newMutateETA(out.progress(stderr), shard)
-	r := &harness.Runner{
-		Worker:            workerCommand,
-		Idle:              idleProbe,
-		Predictions:       preds,
-		Suites:            suites,
-		Only:              splitList(*only),
-		Shard:             shard,
-		NoSelect:          *noSelect,
-		Repeat:            *repeat,
-		Masking:           *masking,
-		Jobs:              *jobs,
-		Cores:             defaultCores(),
-		Timeout:           *timeout,
-		FailOn:            failOn,
-		Identity:          identity(),
-		Progress:          eta.step,
-		Build:             build,
-		PredictionsDigest: digest,
-	}
+	eta := newMutateETA(o.progress(stderr), o.shard)
+	r := o.runner(preds)
+	r.Progress, r.Build, r.PredictionsDigest = eta.step, build, digest
 	m, err := r.Run(ctx)
 	eta.p.end()
 	if err != nil {
 		return err
 	}
-	return finishMutate(m, out, stdout, stderr)
+	return finishMutate(m, &o.output, stdout, stderr)
 }
 
-// defaultCores is how much expected CPU the pool lets run at once: the
-// machine's cores and an eighth more. A probe's weight is its mean CPU
-// share, but its CPU comes in bursts (an interpreter's start, then a wait
-// on a clock), so a pool filled to exactly the cores leaves them idle
-// between bursts; the eighth keeps them busy, and is less than the
-// course's checks were made to hold under (three busy workers on two
-// cores).
-func defaultCores() float64 { return float64(runtime.NumCPU()) * 1.125 }
-
-// idleProbe reports whether probe is a cell of an attack whose program
-// runs at the lowest priority (attacks.IdleCPU).
-func idleProbe(probe string) bool {
-	c, err := verdict.ParseCell(probe)
-	return err == nil && attacks.IdleCPU(c.Attack)
-}
-
-// mergeCmd is 'mutate merge': the shards' reports as one.
-func mergeCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("mutate merge", "[--fail-on escape|any|never] "+formatUsage+" SHARD.json...",
-		"Combines the JSON reports of 'mutate --shard K/N' runs (K = 1 to N, each once) into one report and\n"+
-			"one gate, the same as the unsharded run's. Refuses shards made from other predictions, another\n"+
-			"build, other suites or other settings, and shards whose baselines disagree. Exit codes as mutate's.", stderr)
-	failOnFlag := fs.String("fail-on", string(verdict.FailOnEscape), "what fails the gate: `escape`, any, never")
-	out := outputFlags(fs, "mutate")
-	if stop, err := parseFlags(fs, args); stop {
-		return err
+// runner is the harness's runner as the flags set it, its probes run by
+// this binary as the worker.
+func (o *mutateOptions) runner(preds *harness.Predictions) *harness.Runner {
+	return &harness.Runner{
+		Worker:      harness.WorkerCommand,
+		Idle:        harness.IdleProbe,
+		Predictions: preds,
+		Suites:      o.suites,
+		Only:        o.ids(),
+		Shard:       o.shard,
+		NoSelect:    o.noSelect,
+		Repeat:      o.repeat,
+		Masking:     o.masking,
+		Jobs:        o.jobs,
+		Cores:       harness.DefaultCores(),
+		Timeout:     o.timeout,
+		FailOn:      o.failOn,
+		Identity:    harness.Identity(),
 	}
-	if err := out.check(); err != nil {
-		return usagef("%v", err)
-	}
-	failOn, err := verdict.ParseFailOn(*failOnFlag)
-	if err != nil {
-		return usagef("--fail-on: %v", err)
-	}
-	if fs.NArg() == 0 {
-		return usagef("mutate merge: name the shards' JSON reports")
-	}
-	var shards []*report.Mutation
-	for _, f := range fs.Args() {
-		m, err := readMutation(f)
-		if err != nil {
-			return err
-		}
-		shards = append(shards, m)
-	}
-	m, err := harness.Merge(shards, failOn)
-	if err != nil {
-		return failWith(verdict.ExitInternal, fmt.Errorf("mutate merge: %w", err))
-	}
-	return finishMutate(m, out, stdout, stderr)
 }
 
 // buildDigest identifies this binary, so that shards run by another
@@ -226,45 +191,6 @@ func buildDigest() (string, error) {
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
-
-// loadPredictions reads the predictions file, or the one built into the
-// binary when file is "", and returns it with a digest of its bytes.
-func loadPredictions(file string) (*harness.Predictions, string, error) {
-	data, name := sandboxlab.Predictions, "the built-in predictions.yaml"
-	if file != "" {
-		var err error
-		if data, err = os.ReadFile(file); err != nil {
-			return nil, "", err
-		}
-		name = file
-	}
-	preds, err := harness.ParsePredictions(data, universe())
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", name, err)
-	}
-	sum := sha256.Sum256(data)
-	return preds, "sha256:" + hex.EncodeToString(sum[:]), nil
-}
-
-// universe is what a predictions file may name: every check and attack
-// with its suite, and every planted defect.
-func universe() harness.Universe {
-	u := harness.Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels,
-		CheckSuites: map[string]verdict.Suite{}, AttackSuites: map[string]verdict.Suite{}}
-	for _, c := range checks.All {
-		u.CheckSuites[c.ID] = c.Suite
-	}
-	for _, a := range attacks.All() {
-		u.AttackSuites[a.ID] = a.Suite
-	}
-	return u
-}
-
-// defaultJobs bounds the probes at once: four per core. Most probes wait
-// on wall clocks (1.5 s timeouts, sleeping programs) and weigh little;
-// the pool keeps their expected CPU within the cores, so the bound only
-// caps how many processes and sandboxes are alive at once.
-func defaultJobs() int { return 4 * runtime.NumCPU() }
 
 // readMutation reads a mutate report back from its JSON.
 func readMutation(path string) (*report.Mutation, error) {
@@ -341,118 +267,4 @@ func moduleRoot(dir string) string {
 		}
 		dir = parent
 	}
-}
-
-// identity says who runs the harness, for every report.
-func identity() report.Identity {
-	return report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: sandbox.HostIdentity().UID}
-}
-
-// mutateETA prints the progress of a mutation run: a line when the
-// baseline ends and one per finished defect, and on a terminal a bar of
-// the probe runs of the phase under way (the baseline, the defects, the
-// masking search) with the time elapsed and an estimate of the time left.
-// The estimate extrapolates the phase from its probe runs done, which
-// selection has already counted: a defect's unreached probes are no part
-// of it.
-type mutateETA struct {
-	p     *progress
-	shard harness.Shard
-
-	mu         sync.Mutex
-	start      time.Time
-	phaseStart time.Duration // when the phase under way began
-	last       harness.Progress
-	finish     time.Time // the estimated end of the phase (zero: none yet)
-}
-
-func newMutateETA(p *progress, shard harness.Shard) *mutateETA {
-	e := &mutateETA{p: p, shard: shard, start: time.Now(), last: harness.Progress{Phase: harness.PhaseBaseline}}
-	p.start("mutate", 0, e.label, e.status)
-	return e
-}
-
-// label names the phase under way on the bar.
-func (e *mutateETA) label() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.prefix() + e.last.Phase
-}
-
-// step records the runner's progress and prints a line when the baseline
-// or a defect has finished.
-func (e *mutateETA) step(pr harness.Progress) {
-	e.mu.Lock()
-	prev := e.last
-	e.last = pr
-	if prev.Phase != pr.Phase {
-		e.phaseStart, e.finish = pr.Elapsed, time.Time{}
-	}
-	e.estimate(pr)
-	left := e.left()
-	e.mu.Unlock()
-	e.p.set(pr.ProbesDone, pr.ProbesTotal)
-	switch {
-	case prev.Phase == harness.PhaseBaseline && pr.Phase == harness.PhaseDefects:
-		e.p.line("%sbaseline done in %s (%d probe runs); %d defects to run, %d probe runs", e.prefix(),
-			roundDuration(pr.Elapsed), prev.ProbesTotal, pr.Total, pr.ProbesTotal)
-	case pr.Defect.ID != "":
-		line := fmt.Sprintf("%s%s %-28s %-8s %4d probes %4ds  %s", e.prefix(), counter(pr.Done, pr.Total), pr.Defect.ID,
-			pr.Defect.Outcome, pr.Defect.Probes, pr.Defect.MS/1000, roundDuration(pr.Elapsed))
-		// The estimate only where the line still fits 80 columns (a log's
-		// or a terminal's; the bar has it too).
-		if len(line)+len(left) <= 80 {
-			line += left
-		}
-		e.p.line("%s", line)
-	}
-}
-
-// prefix names the shard, if any, in every line.
-func (e *mutateETA) prefix() string {
-	if s := e.shard.String(); s != "" {
-		return "shard " + s + ": "
-	}
-	return ""
-}
-
-// status is the bar's text after the defects done: the time elapsed and
-// the estimate of the time left.
-func (e *mutateETA) status() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	elapsed := roundDuration(time.Since(e.start))
-	pr := e.last
-	if pr.Phase != harness.PhaseDefects {
-		return fmt.Sprintf("probe runs, %s elapsed%s", elapsed, e.left())
-	}
-	return fmt.Sprintf("probe runs, %d of %d defects, %s elapsed%s", pr.Done, pr.Total, elapsed, e.left())
-}
-
-// estimate extrapolates the end of the phase under way from its probe
-// runs done. The caller holds mu.
-func (e *mutateETA) estimate(pr harness.Progress) {
-	spent := pr.Elapsed - e.phaseStart
-	if pr.ProbesDone == 0 || pr.ProbesTotal <= pr.ProbesDone || spent <= 0 {
-		e.finish = time.Time{}
-		return
-	}
-	per := float64(spent) / float64(pr.ProbesDone)
-	e.finish = e.start.Add(pr.Elapsed + time.Duration(per*float64(pr.ProbesTotal-pr.ProbesDone)))
-}
-
-// left words the estimate; between two steps it counts down rather than
-// grow with the wait. The caller holds mu.
-func (e *mutateETA) left() string {
-	switch {
-	case e.finish.IsZero():
-		return ""
-	case time.Until(e.finish) < time.Second:
-		return ", finishing"
-	}
-	what := "left"
-	if e.last.Phase != harness.PhaseDefects {
-		what = "left of the " + e.last.Phase
-	}
-	return fmt.Sprintf(", about %s %s", roundDuration(time.Until(e.finish)), what)
 }

@@ -5,198 +5,167 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/icmd"
-	"gotest.tools/v3/skip"
 
+	"sandboxlab/attacks"
+	"sandboxlab/checks"
+	"sandboxlab/harness"
 	"sandboxlab/report"
-	"sandboxlab/report/reporttest"
+	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
 
-// TestMutate is the project's main promise, run once per 'make test': the
-// full mutation run on the embedded defaults reproduces the course notes.
-// All 26 checks pass and the attack matrix matches on the correct sandbox;
-// 27 of 29 defects are caught, 25 exactly as predicted; traversal_ok and
-// abs_path_ok escape as known equivalent mutants; timeout_hidden is too
-// wide and exit_code_lost extra, both known; the gate passes.
-//
-// The edits of predictions.yaml that must fail the gate are then judged
-// against the facts this run measured (mutate --replay), so that they cost
-// seconds, not another full run.
-func TestMutate(t *testing.T) {
-	skip.If(t, testing.Short(), "the full mutation run (about 2.5 minutes on two cores): run without -short, as make test does")
-	root := moduleRoot(".")
-	assert.Assert(t, root != "", "not in the sandboxlab module")
-	dir := filepath.Join(t.TempDir(), "reports")
-	start := time.Now()
-	res := run(t, nil, "mutate", "--format", "json", "--out", dir)
-	t.Logf("full mutation run: %v", time.Since(start).Round(time.Second))
-	res.Assert(t, icmd.Success)
-	assert.NilError(t, reporttest.CrossCheck(dir), "the four formats disagree")
+// The mutation runs themselves are tested in harness (TestMutate and its
+// kin). These tests pin what the CLI adds to them, on reports made
+// without running anything: flags, exit codes, formats and the CI
+// annotations.
 
+// TestMutateReplay: --replay judges a report's facts against the
+// predictions given and exits with the gate's code; --fail-on sets the
+// policy; under GitHub Actions each unexpected escape is an annotation at
+// its planted site, on stderr.
+func TestMutateReplay(t *testing.T) {
+	facts := predictedRun(t)
+	perfect := writeReport(t, facts)
+	run(t, nil, "mutate", "--replay", perfect).Assert(t, icmd.Expected{ExitCode: 0, Out: "The gate holds"})
+	// The known divergences (traversal_ok's escape and the others) did
+	// not happen: under --fail-on any that is a divergence.
+	res := run(t, nil, "mutate", "--replay", perfect, "--fail-on", "any", "--format", "json")
+	res.Assert(t, icmd.Expected{ExitCode: verdict.ExitDivergence})
 	var m report.Mutation
 	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))
-	assert.Check(t, m.Baseline.OK, "baseline problems: %v", m.Baseline.Problems)
-	// The course's figures are the course's suite's share of the run,
-	// whatever the hardening suite adds.
-	assert.Check(t, is.Equal(m.Baseline.Checks.InSuite(verdict.Course).Passed, 26))
-	course, ok := m.SuiteResult(verdict.Course)
-	assert.Assert(t, ok, "the run has no course suite")
-	assert.Check(t, is.DeepEqual(course.Summary, report.Summary{
-		Defects: 29, Caught: 27, Escaped: 2, Exact: 25, TooWide: 1, Extra: 1,
-	}), "per defect:\n%s", unexpectedLines(&m))
-	assert.Check(t, is.Equal(course.Gate, verdict.Pass))
-	assert.Check(t, is.Equal(m.Gate, verdict.Pass))
+	assert.Check(t, is.Equal(m.FailOn, verdict.FailOnAny))
 
-	d := defects(&m)
-	for _, id := range []string{"traversal_ok", "abs_path_ok"} {
-		assert.Check(t, is.Equal(d[id].Outcome, verdict.Escaped), id)
-		assert.Check(t, d[id].Known != nil && d[id].Known.Outcome == verdict.Escaped, id)
-	}
-	assert.Check(t, is.DeepEqual(d["path_guards_off"].FailedChecks, []string{"names_traversal", "names_absolute", "file_links"}))
-	assert.Check(t, is.DeepEqual(d["timeout_hidden"].FailedChecks, []string{"timeout_flag"}))
-	assert.Check(t, is.Equal(d["timeout_hidden"].Outcome, verdict.TooWide))
-	assert.Check(t, is.DeepEqual(d["exit_code_lost"].FailedChecks, []string{"exit_status", "tool_errors"}))
-	assert.Check(t, is.Equal(d["exit_code_lost"].Outcome, verdict.Extra))
-	assert.Check(t, is.DeepEqual(d["kill_leader_only"].FailedChecks, []string{"timeout_kills_tree"}),
-		"caught only by the check that takes the CPU limit away")
-
-	// Every check can fail: each one is caught failing by some defect.
-	caught := map[string]bool{}
-	for _, d := range m.Defects {
-		for _, c := range d.FailedChecks {
-			caught[c] = true
-		}
-	}
-	for _, c := range m.Baseline.Checks.Checks {
-		assert.Check(t, caught[c.ID], "no defect makes %s fail: it could be a check that cannot fail", c.ID)
-	}
-
-	facts := filepath.Join(dir, "mutate.json")
-	preds, err := os.ReadFile(filepath.Join(root, "predictions.yaml"))
+	escaped := *facts
+	escaped.Defects = slices.Clone(facts.Defects)
+	i := slices.IndexFunc(escaped.Defects, func(d report.Defect) bool { return d.ID == "fail_open" })
+	assert.Assert(t, i >= 0)
+	escaped.Defects[i].FailedChecks = []string{}
+	res = run(t, []string{"GITHUB_ACTIONS=true"}, "mutate", "--replay", writeReport(t, &escaped))
+	res.Assert(t, icmd.Expected{ExitCode: verdict.ExitEscape, Out: "The gate fails"})
+	site := escaped.Defects[i].Site
+	line, err := report.SiteLine(moduleRoot("."), site, "fail_open")
 	assert.NilError(t, err)
-
-	t.Run("removing a known entry is an unexpected escape", func(t *testing.T) {
-		known := regexp.MustCompile(`(?m)(  - id: traversal_ok\n(?:    .*\n)*?)    known:\n      outcome: escaped\n      why: .*\n`)
-		assert.Assert(t, known.Match(preds), "predictions.yaml: no known block for traversal_ok")
-		edited := writeFile(t, known.ReplaceAll(preds, []byte("$1")))
-		res := run(t, []string{"GITHUB_ACTIONS=true"}, "mutate", "--replay", facts, "--predictions", edited)
-		res.Assert(t, icmd.Expected{ExitCode: 2, Out: "The gate fails"})
-		assert.Check(t, is.Contains(res.Stdout(), "traversal_ok"))
-		line, err := report.SiteLine(root, "sandbox/files.go", "traversal_ok")
-		assert.NilError(t, err)
-		assert.Check(t, is.Contains(res.Stderr(), fmt.Sprintf("::error file=sandbox/files.go,line=%d,title=unexpected escape%%3A traversal_ok::", line)),
-			"a CI annotation at the planted site")
-	})
-	t.Run("predicting that a caught defect escapes is a divergence", func(t *testing.T) {
-		entry := regexp.MustCompile(`(?m)(  - id: fail_open\n(?:    .*\n)*?    checks: )\[fail_closed\]`)
-		assert.Assert(t, entry.Match(preds))
-		edited := writeFile(t, entry.ReplaceAll(preds, []byte("$1[]")))
-		// Markdown, never wrapped, so that a reason is found on one line.
-		res := run(t, nil, "mutate", "--replay", facts, "--predictions", edited, "--fail-on", "any", "--format", "markdown")
-		res.Assert(t, icmd.Expected{ExitCode: 3, Out: "fail_open"})
-		assert.Check(t, is.Contains(res.Stdout(), "extra: predicted none, failed fail_closed"))
-		// Under the default policy the gate fails on escapes only.
-		run(t, nil, "mutate", "--replay", facts, "--predictions", edited).Assert(t, icmd.Success)
-	})
-	t.Run("the facts replayed unchanged give the same verdict", func(t *testing.T) {
-		res := run(t, nil, "mutate", "--replay", facts, "--format", "json")
-		res.Assert(t, icmd.Success)
-		var again report.Mutation
-		assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &again))
-		assert.Check(t, is.DeepEqual(again.Summary, m.Summary))
-		assert.Check(t, is.DeepEqual(again.Suites, m.Suites))
-	})
+	assert.Check(t, is.Contains(res.Stderr(), fmt.Sprintf("::error file=%s,line=%d,title=unexpected escape%%3A fail_open::", site, line)))
+	res = run(t, nil, "mutate", "--replay", writeReport(t, &escaped))
+	assert.Check(t, !strings.Contains(res.Stderr(), "::error"), "annotations outside GitHub Actions")
+	run(t, nil, "mutate", "--replay", writeReport(t, &escaped), "--fail-on", "never").Assert(t, icmd.Success)
 }
 
-// TestMutatePredictionErrors: a misspelt check id is a clear error that
-// names its line, before anything runs.
-func TestMutatePredictionErrors(t *testing.T) {
+// TestMutatePredictionsFlag: a misspelt check id in --predictions is a
+// usage error that names its line, before anything runs.
+func TestMutatePredictionsFlag(t *testing.T) {
 	preds, err := os.ReadFile(filepath.Join(moduleRoot("."), "predictions.yaml"))
 	assert.NilError(t, err)
 	typo := strings.Replace(string(preds), "checks: [no_network]", "checks: [no_netwrok]", 1)
 	line := 1 + strings.Count(typo[:strings.Index(typo, "no_netwrok")], "\n")
-	res := run(t, nil, "mutate", "--predictions", writeFile(t, []byte(typo)))
+	file := filepath.Join(t.TempDir(), "predictions.yaml")
+	assert.NilError(t, os.WriteFile(file, []byte(typo), 0o644))
+	res := run(t, nil, "mutate", "--predictions", file)
 	res.Assert(t, icmd.Expected{ExitCode: 1, Err: fmt.Sprintf(`line %d: no_net_ns: unknown check "no_netwrok"`, line)})
-
-	unknownField := strings.Replace(string(preds), "    summary: no network namespace\n", "    summary: no network namespace\n    sumary: typo\n", 1)
-	res = run(t, nil, "mutate", "--predictions", writeFile(t, []byte(unknownField)))
-	res.Assert(t, icmd.Expected{ExitCode: 1, Err: "field sumary not found"})
+	assert.Check(t, is.Contains(res.Stderr(), "sandboxlab mutate: "+file+": "))
 }
 
-func writeFile(t *testing.T, b []byte) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "predictions.yaml")
-	assert.NilError(t, os.WriteFile(path, b, 0o644))
-	return path
-}
-
-func defects(m *report.Mutation) map[string]report.Defect {
-	out := map[string]report.Defect{}
-	for _, d := range m.Defects {
-		out[d.ID] = d
-	}
-	return out
-}
-
-// unexpectedLines lists the defects with something unexpected, for a
-// failure message worth reading.
-func unexpectedLines(m *report.Mutation) string {
-	var b strings.Builder
-	for _, d := range m.Defects {
-		if len(d.Unexpected) > 0 {
-			fmt.Fprintf(&b, "%s %s: %s\n", d.ID, d.Outcome, strings.Join(d.Unexpected, "; "))
+// TestMutateMerge: the shards' reports merge into the report of the whole
+// run, in every format mutate has (the page and Stryker's JSON
+// included), on stdout and into --out.
+func TestMutateMerge(t *testing.T) {
+	whole := predictedRun(t)
+	var shards []string
+	for k := 1; k <= 2; k++ {
+		s := *whole
+		s.Run = &report.RunInfo{Shard: fmt.Sprintf("%d/2", k), Selection: true, Repeat: 1, Suites: verdict.Suites,
+			Build: "sha256:build", Predictions: "sha256:predictions"}
+		s.Defects = nil
+		for i, d := range whole.Defects {
+			if i%2 == k-1 {
+				s.Defects = append(s.Defects, d)
+			}
 		}
+		shards = append(shards, writeReport(t, &s))
 	}
-	return b.String()
-}
-
-// TestMutateSelectionIsSound: on a subset, the run that selects probes by
-// coverage gives every defect the verdict of the run that runs them all:
-// the same outcome, failed checks and attack escapes, from fewer probe
-// runs.
-func TestMutateSelectionIsSound(t *testing.T) {
-	skip.If(t, testing.Short(), "two mutation runs of a subset (about a minute): run without -short, as make test does")
-	only := "run_shared,ipc_shared,keyring_inherited,no_seccomp,pids_monitor_only,egress_deny_ignored"
-	mutation := func(extra ...string) report.Mutation {
-		res := run(t, nil, append([]string{"mutate", "--suite", "hardening", "--only", only, "--format", "json"}, extra...)...)
-		res.Assert(t, icmd.Success)
-		var m report.Mutation
-		assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))
-		return m
-	}
-	sel, all := mutation(), mutation("--no-select")
-	assert.Assert(t, sel.Run != nil && all.Run != nil)
-	assert.Check(t, sel.Run.Selection && !all.Run.Selection)
-	assert.Check(t, sel.Run.ProbeRuns < all.Run.ProbeRuns, "selection ran %d probe runs, all of them %d", sel.Run.ProbeRuns, all.Run.ProbeRuns)
-	t.Logf("probe runs: %d selected, %d without selection", sel.Run.ProbeRuns, all.Run.ProbeRuns)
-	assert.Assert(t, is.Len(sel.Defects, len(all.Defects)))
-	for i, d := range sel.Defects {
-		o := all.Defects[i]
-		assert.Check(t, is.Equal(d.ID, o.ID))
-		assert.Check(t, is.Equal(d.Outcome, o.Outcome), d.ID)
-		assert.Check(t, is.DeepEqual(d.FailedChecks, o.FailedChecks), d.ID)
-		assert.Check(t, is.DeepEqual(d.EscapedAttacks, o.EscapedAttacks), d.ID)
-	}
-}
-
-// TestMutateMaskingRediscoversTheCourse: told nothing, the masking search
-// finds the course's case: run plain (its CPU-off undone), the tree-kill
-// check misses kill_leader_only, and taking the CPU limit away reveals it.
-func TestMutateMaskingRediscoversTheCourse(t *testing.T) {
-	skip.If(t, testing.Short(), "a mutation run with the masking search (about a minute): run without -short, as make test does")
-	res := run(t, nil, "mutate", "--only", "kill_leader_only", "--masking", "--format", "json")
+	dir := t.TempDir()
+	res := run(t, nil, append([]string{"mutate", "merge", "--format", "json", "--out", dir}, shards...)...)
 	res.Assert(t, icmd.Success)
 	var m report.Mutation
 	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &m))
-	// Exactly the one: any other layer of L1 taken away from the plain
-	// check leaves the CPU limit to kill the spinning children in time.
-	assert.Check(t, is.DeepEqual(m.Masking, []report.Mask{{Defect: "kill_leader_only", Probe: "timeout_kills_tree", Plain: true, Layer: "cpu_limit"}}))
+	assert.Check(t, is.Len(m.Defects, len(whole.Defects)))
+	assert.Check(t, is.DeepEqual(m.Summary, whole.Summary))
+	for _, f := range report.FormatsOf(&report.Mutation{}) {
+		_, err := os.Stat(filepath.Join(dir, "mutate."+f.Ext()))
+		assert.Check(t, err, f)
+	}
+
+	page := run(t, nil, append([]string{"mutate", "merge", "--format", "html"}, shards...)...)
+	page.Assert(t, icmd.Success)
+	assert.Check(t, is.Contains(page.Stdout(), "<mutation-test-report-app"))
+	stryker := run(t, nil, append([]string{"mutate", "merge", "--format", "stryker"}, shards...)...)
+	stryker.Assert(t, icmd.Success)
+	var sr report.StrykerReport
+	assert.NilError(t, json.Unmarshal([]byte(stryker.Stdout()), &sr))
+	mutants := 0
+	for _, f := range sr.Files {
+		mutants += len(f.Mutants)
+	}
+	assert.Check(t, is.Equal(mutants, len(whole.Defects)))
+
+	run(t, nil, "mutate", "merge", shards[0]).Assert(t, icmd.Expected{ExitCode: 1, Err: "missing shards: 2/2"})
+	run(t, nil, "mutate", "merge").Assert(t, icmd.Expected{ExitCode: 1, Err: "name the shards' JSON reports"})
+}
+
+// predictedRun is the report of a mutation run that went exactly as
+// predictions.yaml says, judged by it: every check passes on the correct
+// sandbox, every attack is first stopped where the baseline says, and
+// every defect fails the checks and opens the cells predicted. It is made
+// from the registries, without running anything.
+func predictedRun(t *testing.T) *report.Mutation {
+	t.Helper()
+	preds, _, err := harness.LoadPredictions("")
+	assert.NilError(t, err)
+	base := report.Baseline{Checks: &report.Checks{}, Attacks: &report.Attacks{Suites: map[string]verdict.Suite{}}}
+	for _, c := range checks.All {
+		base.Checks.Checks = append(base.Checks.Checks, report.Check{ID: c.ID, Suite: c.Suite, Level: c.Level, Passed: true})
+	}
+	base.Checks.Tally()
+	a := base.Attacks
+	for l := range sandbox.Levels {
+		a.Levels = append(a.Levels, l)
+	}
+	for _, at := range attacks.All() {
+		a.Attacks, a.Suites[at.ID] = append(a.Attacks, at.ID), at.Suite
+		for _, l := range a.Levels {
+			if at.Suite.OrCourse().HasLevel(l) {
+				a.Cells = append(a.Cells, report.Cell{Attack: at.ID, Level: l, Escaped: l < preds.Baseline.Attacks[at.ID]})
+			}
+		}
+	}
+	a.Summarize()
+	facts := &report.Mutation{Baseline: base}
+	for _, d := range preds.Planted() {
+		p := preds.Lookup(string(d.ID))
+		facts.Defects = append(facts.Defects, report.Defect{ID: string(d.ID), Suite: d.Suite, Site: d.Site,
+			FailedChecks: p.CheckIDs(), EscapedAttacks: p.Cells()})
+	}
+	m, err := harness.Rejudge(facts, preds, verdict.FailOnEscape)
+	assert.NilError(t, err)
+	return m
+}
+
+// writeReport writes m as a mutate report in JSON and returns its path.
+func writeReport(t *testing.T, m *report.Mutation) string {
+	t.Helper()
+	b, err := json.Marshal(m)
+	assert.NilError(t, err)
+	f, err := os.CreateTemp(t.TempDir(), "mutate-*.json")
+	assert.NilError(t, err)
+	_, err = f.Write(b)
+	assert.NilError(t, err)
+	assert.NilError(t, f.Close())
+	return f.Name()
 }

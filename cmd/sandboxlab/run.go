@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,64 +20,86 @@ import (
 )
 
 func init() {
-	register(command{name: "run", summary: "run one command in the sandbox", run: runCmd})
+	register(command{name: "run", summary: "run one command in the sandbox",
+		args: "[--level N] [--json] [--session DIR] [--allow HOST:PORT]... [--deny HOST:PORT]... [--resolve NAME=ADDR]... " +
+			"[--credential DEST=HEADER:VAR]... [--defect ID] [--] CMD [ARGS]",
+		help: runHelp, flagsFirst: true}, runCmd)
 }
 
-func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("run", "[--level N] [--json] [--session DIR] [--allow HOST:PORT]... [--deny HOST:PORT]... [--resolve NAME=ADDR]... [--credential DEST=HEADER:VAR]... -- CMD [ARGS]",
-		"Runs CMD under the level's policy and reports how it ended. Without --json it prints the\n"+
-			"program's output and a status line, and exits with the program's status (128+signal when\n"+
-			"it was killed, 125 when the sandbox refused or failed to run it, 126 when CMD cannot be\n"+
-			"executed, 127 when it is not found).\n\n"+
-			"With --json it prints one JSON object whatever happens, and exits 0 whenever the run took\n"+
-			"place (else 125, 126 or 127 as above). Its fields: level; reason (exited, timeout, cpu,\n"+
-			"memory, processes, signal, refused, not_found); message (why it was refused or not found);\n"+
-			"exit_code (-1 when a signal ended it or it never ran); signal; timed_out; oom; stdout and\n"+
-			"stderr (at most the level's budget of characters, the middle cut with a marker);\n"+
-			"stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the program wrote);\n"+
-			"wall_ms, cpu_ms; files (the session directory afterwards: name, size, type) and\n"+
-			"files_truncated; at L6 also memory_peak (bytes), pids_peak and forks_refused as the\n"+
-			"kernel counted them in the run's control group, and landlock_abi; with --allow, network\n"+
-			"(the proxy's log: time, method, host, port, allowed, rule, status, sent, received,\n"+
-			"credential, note, error) and network_dropped.\n\n"+networkHelp+"\n\n"+levelHelp, stderr)
-	level := fs.Int("level", 6, "isolation level `N`, 0 (bare) to 6 (hardened; see above)")
-	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	sessionDir := fs.String("session", "", "run in the session directory `DIR` made by 'sandboxlab session new' (kept afterwards)")
-	var net networkFlags
-	fs.Var(&net.allow, "allow", "let the program reach `HOST:PORT` through the egress proxy (repeatable; level 4 and up): a name, *.name for its subdomains only, or an IP address; the port a number or *")
-	fs.Var(&net.deny, "deny", "refuse `HOST:PORT` even where --allow admits it (repeatable; a deny wins)")
-	fs.Var(&net.resolve, "resolve", "have the proxy connect to ADDR for the name NAME (`NAME=ADDR`, repeatable), before DNS is asked; DNS answers inside the host's own networks are refused")
-	fs.Var(&net.credential, "credential", "add the header HEADER, whose value is this command's environment variable VAR, to the program's plain-HTTP requests for DEST (`DEST=HEADER:VAR`, repeatable); the program never holds it")
-	defect := defectFlag(fs)
-	if stop, err := parseFlags(fs, args); stop {
+func runHelp() string {
+	return "Runs CMD under the level's policy and reports how it ended. Without --json it prints the\n" +
+		"program's output and a status line, and exits with the program's status (128+signal when\n" +
+		"it was killed, 125 when the sandbox refused or failed to run it, 126 when CMD cannot be\n" +
+		"executed, 127 when it is not found). The flags end at CMD: what follows is CMD's own.\n\n" +
+		"With --json it prints one JSON object whatever happens, and exits 0 whenever the run took\n" +
+		"place (else 125, 126 or 127 as above). Its fields: level; reason (exited, timeout, cpu,\n" +
+		"memory, processes, signal, refused, not_found); message (why it was refused or not found);\n" +
+		"exit_code (-1 when a signal ended it or it never ran); signal; timed_out; oom; stdout and\n" +
+		"stderr (at most the level's budget of characters, the middle cut with a marker);\n" +
+		"stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the program wrote);\n" +
+		"wall_ms, cpu_ms; files (the session directory afterwards: name, size, type) and\n" +
+		"files_truncated; at L6 also memory_peak (bytes), pids_peak and forks_refused as the\n" +
+		"kernel counted them in the run's control group, and landlock_abi; with --allow, network\n" +
+		"(the proxy's log: time, method, host, port, allowed, rule, status, sent, received,\n" +
+		"credential, note, error) and network_dropped.\n\n" + networkHelp + "\n\n" + levelHelp
+}
+
+// runOptions are run's flags and the command line to run.
+type runOptions struct {
+	defectFlag
+	level   int
+	json    bool
+	session string
+	net     networkFlags
+
+	argv   []string       // CMD and its arguments
+	policy sandbox.Policy // the level's, with the network flags, validated
+}
+
+func (o *runOptions) setFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.level, "level", 6, "isolation level `N`, 0 (bare) to 6 (hardened; see above)")
+	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
+	fs.StringVar(&o.session, "session", "", "run in the session directory `DIR` made by 'sandboxlab session new' (kept afterwards)")
+	o.net.setFlags(fs)
+	o.defectFlag.setFlags(fs)
+}
+
+func (o *runOptions) validate(cl commandLine) error {
+	if len(cl.args) == 0 {
+		return errors.New("no command given (sandboxlab run --help)")
+	}
+	o.argv = cl.args
+	if err := o.defectFlag.validate(); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		return usagef("no command given (sandboxlab run --help)")
-	}
-	if err := enableDefect(*defect); err != nil {
-		return err
-	}
-	policy, err := sandbox.Preset(*level)
+	policy, err := sandbox.Preset(o.level)
 	if err != nil {
-		return usagef("--level: %v", err)
+		return fmt.Errorf("--level: %w", err)
 	}
-	if err := net.apply(&policy.Network); err != nil {
-		return usagef("%v", err)
+	if err := o.net.apply(&policy.Network); err != nil {
+		return err
 	}
 	if err := policy.Validate(); err != nil {
-		return usagef("%v", err)
+		return err
 	}
-	res, err := runOnce(ctx, policy, *sessionDir, fs.Args())
+	o.policy = policy
+	return nil
+}
+
+func runCmd(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error {
+	if err := o.enable(); err != nil {
+		return err
+	}
+	res, err := runOnce(ctx, o.policy, o.session, o.argv)
 	if res == nil {
 		// Nothing ran: the program was not found or could not start, or
 		// the sandbox refused. JSON still gets its object.
-		if *asJSON {
-			writeJSON(stdout, sandbox.NotRun(policy, err))
+		if o.json {
+			writeJSON(stdout, sandbox.NotRun(o.policy, err))
 		}
 		return failWith(startFailure(err), err)
 	}
-	if *asJSON {
+	if o.json {
 		writeJSON(stdout, res)
 		if err != nil {
 			fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
@@ -214,6 +237,13 @@ func startFailure(err error) int {
 // networkFlags are run's flags for the network allowlist.
 type networkFlags struct {
 	allow, deny, resolve, credential listFlag
+}
+
+func (f *networkFlags) setFlags(fs *flag.FlagSet) {
+	fs.Var(&f.allow, "allow", "let the program reach `HOST:PORT` through the egress proxy (repeatable; level 4 and up): a name, *.name for its subdomains only, or an IP address; the port a number or *")
+	fs.Var(&f.deny, "deny", "refuse `HOST:PORT` even where --allow admits it (repeatable; a deny wins)")
+	fs.Var(&f.resolve, "resolve", "have the proxy connect to ADDR for the name NAME (`NAME=ADDR`, repeatable), before DNS is asked; DNS answers inside the host's own networks are refused")
+	fs.Var(&f.credential, "credential", "add the header HEADER, whose value is this command's environment variable VAR, to the program's plain-HTTP requests for DEST (`DEST=HEADER:VAR`, repeatable); the program never holds it")
 }
 
 // apply puts the flags into n.

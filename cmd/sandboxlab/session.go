@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -9,12 +11,29 @@ import (
 	"text/tabwriter"
 
 	"sandboxlab/sandbox"
-	"sandboxlab/verdict"
 )
 
 func init() {
-	register(command{name: "session", summary: "make, remove or garbage-collect session directories that several runs share", run: sessionCmd})
-	register(command{name: "files", summary: "list, read, write or delete files of a session through the file API", run: filesCmd})
+	register(command{name: "session", summary: "make, remove or garbage-collect session directories that several runs share",
+		args: "new | rm DIR | gc [--root DIR]", help: sessionHelp}, sessionCmd)
+	register(command{name: "files", summary: "list, read, write or delete files of a session through the file API",
+		args: "--session DIR ls | get NAME | put NAME [FILE] | rm NAME", help: filesHelp}, filesCmd)
+}
+
+func sessionHelp() string {
+	return "'new' makes a session directory and prints its path; pass it to 'run --session' and\n" +
+		"'files --session'. It is kept until 'rm' closes it: 'rm' removes the directory and\n" +
+		"everything in it. 'gc' removes the session directories in --root whose owner (the\n" +
+		"process that made them, recorded in DIR.owner) has ended without closing them, and prints\n" +
+		"them; every sandboxlab command does that for $TMPDIR quietly at start, and so does every\n" +
+		"new session for its own root. Kept sessions and directories this program did not make\n" +
+		"are never removed."
+}
+
+func filesHelp() string {
+	return "Drives the host-side file API of a session, as the tool does between runs: names are\n" +
+		"relative to the session directory; '..' escapes, absolute names, links and anything but\n" +
+		"regular files are refused. 'put' reads FILE, or standard input without one."
 }
 
 // openSession resumes the session in dir, or makes a fresh one.
@@ -29,64 +48,97 @@ func openSession(policy sandbox.Policy, dir string) (*sandbox.Session, error) {
 	return sandbox.NewSession(sandbox.Options{Policy: policy, Dir: dir})
 }
 
-func sessionCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("session", "new | rm DIR | gc [--root DIR]",
-		"'new' makes a session directory and prints its path; pass it to 'run --session' and\n"+
-			"'files --session'. It is kept until 'rm' closes it: 'rm' removes the directory and\n"+
-			"everything in it. 'gc' removes the session directories in --root whose owner (the\n"+
-			"process that made them, recorded in DIR.owner) has ended without closing them, and prints\n"+
-			"them; every sandboxlab command does that for $TMPDIR quietly at start, and so does every\n"+
-			"new session for its own root. Kept sessions and directories this program did not make\n"+
-			"are never removed.", stderr)
-	root := fs.String("root", "", "for gc: the `DIR` holding the sessions (default $TMPDIR or /tmp)")
-	if stop, err := parseFlags(fs, args); stop {
-		return err
+// sessionOptions are session's flag and its verb.
+type sessionOptions struct {
+	root string
+	verb string
+	dir  string // rm's
+}
+
+func (o *sessionOptions) setFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.root, "root", "", "for gc: the `DIR` holding the sessions (default $TMPDIR or /tmp)")
+}
+
+func (o *sessionOptions) validate(cl commandLine) error {
+	switch a := cl.args; {
+	case len(a) == 1 && (a[0] == "new" || a[0] == "gc"):
+		o.verb = a[0]
+	case len(a) == 2 && a[0] == "rm":
+		o.verb, o.dir = a[0], a[1]
+	default:
+		return errors.New("want new, rm DIR or gc [--root DIR]")
 	}
-	switch {
-	case fs.NArg() == 1 && fs.Arg(0) == "gc":
-		removed, err := sandbox.CollectGarbage(*root)
+	if cl.given["root"] && o.verb != "gc" {
+		return errors.New("--root is for gc")
+	}
+	return nil
+}
+
+func sessionCmd(_ context.Context, o *sessionOptions, stdout, _ io.Writer) error {
+	switch o.verb {
+	case "gc":
+		removed, err := sandbox.CollectGarbage(o.root)
 		for _, dir := range removed {
 			fmt.Fprintln(stdout, dir)
 		}
 		return err
-	case fs.NArg() == 1 && fs.Arg(0) == "new":
+	case "new":
 		s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(0), Keep: true})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, s.Dir())
 		return nil
-	case fs.NArg() == 2 && fs.Arg(0) == "rm":
-		s, err := openSession(sandbox.MustPreset(0), fs.Arg(1))
-		if err != nil {
-			return err
-		}
-		return s.Close()
 	}
-	fs.Usage()
-	return exit(verdict.ExitInternal)
-}
-
-func filesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("files", "--session DIR ls | get NAME | put NAME [FILE] | rm NAME",
-		"Drives the host-side file API of a session, as the tool does between runs: names are\n"+
-			"relative to the session directory; '..' escapes, absolute names, links and anything but\n"+
-			"regular files are refused. 'put' reads FILE, or standard input without one.", stderr)
-	dir := fs.String("session", "", "the session directory `DIR` (from 'sandboxlab session new')")
-	if stop, err := parseFlags(fs, args); stop {
-		return err
-	}
-	if *dir == "" || fs.NArg() == 0 {
-		fs.Usage()
-		return exit(verdict.ExitInternal)
-	}
-	s, err := openSession(sandbox.MustPreset(0), *dir)
+	s, err := openSession(sandbox.MustPreset(0), o.dir)
 	if err != nil {
 		return err
 	}
-	op, rest := fs.Arg(0), fs.Args()[1:]
-	switch {
-	case op == "ls" && len(rest) == 0:
+	return s.Close()
+}
+
+// filesOptions are files' flag and its operation.
+type filesOptions struct {
+	session string
+	op      string
+	args    []string // the operation's
+}
+
+func (o *filesOptions) setFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.session, "session", "", "the session directory `DIR` (from 'sandboxlab session new')")
+}
+
+func (o *filesOptions) validate(cl commandLine) error {
+	if o.session == "" {
+		return errors.New("--session: name the session directory")
+	}
+	if len(cl.args) > 0 {
+		o.op, o.args = cl.args[0], cl.args[1:]
+	}
+	switch n := len(o.args); o.op {
+	case "ls":
+		if n == 0 {
+			return nil
+		}
+	case "get", "rm":
+		if n == 1 {
+			return nil
+		}
+	case "put":
+		if n == 1 || n == 2 {
+			return nil
+		}
+	}
+	return errors.New("want ls, get NAME, put NAME [FILE] or rm NAME")
+}
+
+func filesCmd(_ context.Context, o *filesOptions, stdout, _ io.Writer) error {
+	s, err := openSession(sandbox.MustPreset(0), o.session)
+	if err != nil {
+		return err
+	}
+	switch o.op {
+	case "ls":
 		files, err := s.List()
 		if err != nil {
 			return err
@@ -96,30 +148,34 @@ func filesCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(tw, "%s\t%d\t%s\n", f.Type, f.Size, f.Name)
 		}
 		return tw.Flush()
-	case op == "get" && len(rest) == 1:
-		b, err := s.ReadFile(rest[0])
+	case "get":
+		b, err := s.ReadFile(o.args[0])
 		if err != nil {
 			return err
 		}
 		_, err = stdout.Write(b)
 		return err
-	case op == "put" && (len(rest) == 1 || len(rest) == 2):
-		var r io.Reader = os.Stdin
-		if len(rest) == 2 {
-			f, err := os.Open(rest[1])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			r = f
-		}
-		b, err := io.ReadAll(io.LimitReader(r, sandbox.MaxFileSize+1))
+	case "put":
+		return putFile(s, o.args[0], o.args[1:])
+	}
+	return s.Remove(o.args[0])
+}
+
+// putFile writes the file from, or standard input without one, into the
+// session as name.
+func putFile(s *sandbox.Session, name string, from []string) error {
+	var r io.Reader = os.Stdin
+	if len(from) == 1 {
+		f, err := os.Open(from[0])
 		if err != nil {
 			return err
 		}
-		return s.WriteFile(rest[0], b)
-	case op == "rm" && len(rest) == 1:
-		return s.Remove(rest[0])
+		defer f.Close()
+		r = f
 	}
-	return usagef("want ls, get NAME, put NAME [FILE] or rm NAME")
+	b, err := io.ReadAll(io.LimitReader(r, sandbox.MaxFileSize+1))
+	if err != nil {
+		return err
+	}
+	return s.WriteFile(name, b)
 }

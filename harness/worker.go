@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"context"
@@ -13,22 +13,23 @@ import (
 
 	"sandboxlab/attacks"
 	"sandboxlab/checks"
-	"sandboxlab/harness"
 	"sandboxlab/mutants"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/reexec"
 	"sandboxlab/verdict"
 )
 
-// workerName is the helper 'mutate' starts for each probe run: this
-// binary with one defect on (or none, for the baseline), running one
-// check or one attack cell.
+// workerName is the helper the runner starts for each probe run: this
+// binary (sandboxlab, or a test binary of this package) with one defect
+// on (or none, for the baseline), running one check or one attack cell.
 const workerName = "sandboxlab-mutant"
 
 func init() { reexec.Register(workerName, workerMain) }
 
-// workerCommand is the harness's Worker: the helper for task t.
-func workerCommand(ctx context.Context, t harness.Task) *exec.Cmd {
+// WorkerCommand is the Runner's Worker for the real probes: this binary
+// again, as the worker helper, for task t. The binary must call
+// reexec.Init first thing in main (or TestMain).
+func WorkerCommand(ctx context.Context, t Task) *exec.Cmd {
 	args := []string{"--probe", t.Probe, "--defect", t.Defect}
 	if t.Cover {
 		args = append(args, "--cover")
@@ -43,7 +44,7 @@ func workerCommand(ctx context.Context, t harness.Task) *exec.Cmd {
 }
 
 // workerMain runs the probe its --probe names with the defect its
-// --defect names switched on, and prints one harness.ProbeResult in JSON.
+// --defect names switched on, and prints one ProbeResult in JSON.
 func workerMain(args []string) int {
 	fs := flag.NewFlagSet(workerName, flag.ContinueOnError)
 	probe := fs.String("probe", "", "the check's id or the attack cell (attack@L<n>) to run")
@@ -90,10 +91,10 @@ func workerMain(args []string) int {
 }
 
 // runProbe runs one check, or one attack at one level.
-func runProbe(ctx context.Context, probe, without string, plain bool) (*harness.ProbeResult, error) {
+func runProbe(ctx context.Context, probe, without string, plain bool) (*ProbeResult, error) {
 	cell, err := verdict.ParseCell(probe)
 	if err != nil {
-		res := &harness.ProbeResult{}
+		res := &ProbeResult{}
 		took := map[string]bool{}
 		rep, err := checks.RunAll(ctx, checks.Options{Only: []string{probe}, Without: without, Plain: plain,
 			TookAway: func(layer string) {
@@ -123,5 +124,13 @@ func runProbe(ctx context.Context, probe, without string, plain bool) (*harness.
 	if len(rep.Cells) != 1 {
 		return nil, errors.New("the attack has no cell at that level")
 	}
-	return &harness.ProbeResult{Cell: &rep.Cells[0], Layers: sandbox.LayersOn(sandbox.MustPreset(level))}, nil
+	return &ProbeResult{Cell: &rep.Cells[0], Layers: sandbox.LayersOn(sandbox.MustPreset(level))}, nil
+}
+
+// IdleProbe is the Runner's Idle for the real probes: whether probe is a
+// cell of an attack whose program runs at the lowest priority
+// (attacks.IdleCPU).
+func IdleProbe(probe string) bool {
+	c, err := verdict.ParseCell(probe)
+	return err == nil && attacks.IdleCPU(c.Attack)
 }

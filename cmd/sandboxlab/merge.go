@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"sandboxlab/harness"
+	"sandboxlab/report"
+)
+
+func init() {
+	register(command{name: "mutate merge", summary: "combine the JSON reports of sharded mutate runs into one report and gate",
+		args: "[--fail-on escape|any|never] " + reportUsage + " SHARD.json...", help: mergeHelp}, mergeCmd)
+}
+
+func mergeHelp() string {
+	return "Combines the JSON reports of 'mutate --shard K/N' runs (K = 1 to N, each once) into one report and\n" +
+		"one gate, the same as the unsharded run's, in any of mutate's formats (the merged report is a whole\n" +
+		"mutate report: --format html and stryker included). Refuses shards made from other predictions,\n" +
+		"another build, other suites or other settings, and shards whose baselines disagree. Exit codes as\n" +
+		"mutate's; with --fail-on the gate is decided again under that policy."
+}
+
+// mergeOptions are the flags of 'mutate merge' and the shards it names.
+type mergeOptions struct {
+	output
+	gateFlag
+	shards []string
+}
+
+func (o *mergeOptions) setFlags(fs *flag.FlagSet) {
+	o.gateFlag.setFlags(fs)
+	// The same report as mutate's, so the same formats; it runs nothing,
+	// so it has no progress to show.
+	o.output.setFlags(fs, "mutate", &report.Mutation{}, false)
+}
+
+func (o *mergeOptions) validate(cl commandLine) error {
+	if err := firstError(o.output.validate(), o.gateFlag.validate()); err != nil {
+		return err
+	}
+	if len(cl.args) == 0 {
+		return errors.New("name the shards' JSON reports")
+	}
+	o.shards = cl.args
+	return nil
+}
+
+// mergeCmd is 'mutate merge': the shards' reports as one.
+func mergeCmd(_ context.Context, o *mergeOptions, stdout, stderr io.Writer) error {
+	var shards []*report.Mutation
+	for _, f := range o.shards {
+		m, err := readMutation(f)
+		if err != nil {
+			return err
+		}
+		shards = append(shards, m)
+	}
+	m, err := harness.Merge(shards, o.failOn)
+	if err != nil {
+		return fmt.Errorf("merging: %w", err)
+	}
+	return finishMutate(m, &o.output, stdout, stderr)
+}
