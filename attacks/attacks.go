@@ -19,7 +19,9 @@
 // The same programs and judges also run under other sandboxes
 // (bubblewrap, firejail, gVisor, unshare, a user's command prefix: see
 // package backends), side by side with sandboxlab's levels, in the
-// attack × sandbox matrix (RunSandboxes, sandboxes.go).
+// attack × sandbox matrix (RunSandboxes, sandboxes.go): backend.go runs
+// and judges one cell under a backend, and watch.go finds the program
+// among the backend's processes.
 //
 // What every attack may use is the cell's env: the policy, the token that
 // tags its processes, the shared fixtures, the session, what the host saw
@@ -29,8 +31,8 @@
 // fixtures, the observer, the matrix runner) lives in the other files;
 // what the host can see of a program comes from sandbox/evidence.
 //
-// The package imports the sandbox, sandbox/evidence, attacks/backends and
-// report (with its
+// The package imports the sandbox, sandbox/evidence, sandbox/procfs,
+// sandbox/cleanup, attacks/backends and report (with its
 // vocabulary, verdict, here named vocab: verdict is a judge's
 // decision in this package); never the checks, and never the harness.
 package attacks

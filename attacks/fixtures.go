@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/cleanup"
 )
 
 // fixtures are the fakes one cell's attack goes after, made fresh under a
@@ -62,20 +63,18 @@ func randomHex(n int) string {
 }
 
 // makeFixtures makes a cell's fixtures in a fresh directory below tempDir.
-func makeFixtures(tempDir string) (f *fixtures, err error) {
+func makeFixtures(tempDir string) (*fixtures, error) {
 	root, err := os.MkdirTemp(tempDir, "sandboxlab-attack-")
 	if err != nil {
 		return nil, fmt.Errorf("making fixture directory: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(root)
-		}
-	}()
+	var undo cleanup.Stack
+	defer undo.Clean()
+	undo.Add(func() { os.RemoveAll(root) })
 	if err := os.Chmod(root, 0o711); err != nil {
 		return nil, fmt.Errorf("making fixture directory: %w", err)
 	}
-	f = &fixtures{
+	f := &fixtures{
 		root:           root,
 		sessions:       filepath.Join(root, "sessions"),
 		home:           filepath.Join(root, "home"),
@@ -89,35 +88,16 @@ func makeFixtures(tempDir string) (f *fixtures, err error) {
 	f.sshKey = filepath.Join(f.home, ".ssh", "id_ed25519")
 	f.appFile = filepath.Join(f.appDir, appFileName)
 	key := "-----BEGIN OPENSSH PRIVATE KEY-----\n" + f.keySecret + "\n-----END OPENSSH PRIVATE KEY-----\n"
-	owned := []struct {
-		path    string
-		dir     bool
-		mode    os.FileMode
-		content string
-	}{
+	err = makeOwned([]ownedFixture{
 		{f.home, true, 0o755, ""},
 		{filepath.Join(f.home, ".ssh"), true, 0o700, ""},
 		{f.sshKey, false, 0o600, key},
 		{filepath.Join(f.home, ".bashrc"), false, 0o644, "# ~/.bashrc\nexport PS1='$ '\n"},
 		{f.appDir, true, 0o755, ""},
 		{f.appFile, false, 0o644, f.appContent},
-	}
-	id := sandbox.HostIdentity()
-	for _, o := range owned {
-		if o.dir {
-			err = os.Mkdir(o.path, o.mode)
-		} else {
-			err = os.WriteFile(o.path, []byte(o.content), o.mode)
-		}
-		if err == nil {
-			err = os.Chmod(o.path, o.mode) // the umask may have cut it
-		}
-		if err == nil {
-			err = os.Lchown(o.path, id.UID, id.GID)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("making fixture %s: %w", o.path, err)
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	err = os.Mkdir(f.sessions, 0o755)
 	if err == nil {
@@ -131,7 +111,41 @@ func makeFixtures(tempDir string) (f *fixtures, err error) {
 	}
 	// A copy: the harness's own environment is never changed.
 	f.env = append(os.Environ(), apiKeyVar+"="+f.apiKey)
+	undo.Release() // the fixtures are the caller's to remove
 	return f, nil
+}
+
+// ownedFixture is a directory or file of the fixtures that belongs to the
+// program's host identity.
+type ownedFixture struct {
+	path    string
+	dir     bool
+	mode    os.FileMode
+	content string
+}
+
+// makeOwned makes each of owned, in order, with its exact mode, and hands
+// it to the program's host identity.
+func makeOwned(owned []ownedFixture) error {
+	id := sandbox.HostIdentity()
+	for _, o := range owned {
+		var err error
+		if o.dir {
+			err = os.Mkdir(o.path, o.mode)
+		} else {
+			err = os.WriteFile(o.path, []byte(o.content), o.mode)
+		}
+		if err == nil {
+			err = os.Chmod(o.path, o.mode) // the umask may have cut it
+		}
+		if err == nil {
+			err = os.Lchown(o.path, id.UID, id.GID)
+		}
+		if err != nil {
+			return fmt.Errorf("making fixture %s: %w", o.path, err)
+		}
+	}
+	return nil
 }
 
 // checkReachable makes sure the program's host identity can pass through

@@ -40,11 +40,7 @@ func judged(t *testing.T, level int, r sandbox.Result) *env {
 func setUp(t *testing.T, e *env, a setupper) {
 	t.Helper()
 	assert.NilError(t, a.setup(e))
-	t.Cleanup(func() {
-		for i := len(e.cleanups) - 1; i >= 0; i-- {
-			e.cleanups[i]()
-		}
-	})
+	t.Cleanup(func() { assert.Check(t, e.undo.Clean()) })
 }
 
 func TestJudgeRunawayLoop(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/cleanup"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 	vocab "sandboxlab/verdict"
@@ -139,14 +140,14 @@ type env struct {
 	res        *sandbox.Result
 	aliveAfter []procfs.Proc // its processes alive when Run returned
 
-	// cleanups remove what the attack's setup made, last first.
-	cleanups []func()
+	// undo removes what the attack's setup made, last first.
+	undo cleanup.Stack
 }
 
 // onCleanup registers f to run when the cell is cleaned up, after its
 // processes are killed and before its session and fixtures are removed,
 // whatever happened to the cell.
-func (e *env) onCleanup(f func()) { e.cleanups = append(e.cleanups, f) }
+func (e *env) onCleanup(f func()) { e.undo.Add(f) }
 
 // attackProcs returns the live processes of the attack program: tagged by
 // the token and running Python (the sandbox's init, a Go binary whose
@@ -280,11 +281,7 @@ func (e *env) killAll() error {
 // cleanup removes everything the cell made: its processes, what the
 // attack's setup made, the session and the fixtures.
 func (e *env) cleanup() error {
-	errs := []error{e.killAll()}
-	for i := len(e.cleanups) - 1; i >= 0; i-- {
-		e.cleanups[i]()
-	}
-	e.cleanups = nil
+	errs := []error{e.killAll(), e.undo.Clean()}
 	if e.session != nil {
 		if err := e.session.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("closing session: %w", err))

@@ -3,24 +3,15 @@ package attacks
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"sandboxlab/attacks/backends"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
-	"sandboxlab/sandbox/evidence"
-	"sandboxlab/sandbox/procfs"
 	vocab "sandboxlab/verdict"
 )
 
@@ -73,11 +64,6 @@ func (opts SandboxOptions) Cells() (int, error) {
 // refused begins the mechanism env.run names for a run the sandbox
 // refused (fail closed).
 const refused = "refused: "
-
-// outputMax is the most the harness keeps of a backend's stream: more
-// than the output flood writes, so that what came back is what the
-// program wrote.
-const outputMax = 64 << 20
 
 // RunSandboxes runs the attacks under each sandbox, one cell at a time,
 // and returns the matrix. A sandboxlab:L<n> column runs each attack as
@@ -132,557 +118,51 @@ func RunSandboxes(ctx context.Context, opts SandboxOptions) (*report.Sandboxes, 
 // runColumn runs every attack of list under one sandbox.
 func runColumn(ctx context.Context, sb backends.Sandbox, name string, list []*spec, opts SandboxOptions) (report.Sandbox, []report.SandboxCell, error) {
 	col := report.Sandbox{Name: name, Spec: sb.Spec}
+	cell := func(a *spec) (report.SandboxCell, error) { return ownCell(ctx, a, sb.Level, name, opts.TempDir) }
+	if sb.Profile == nil {
+		col.About = fmt.Sprintf("sandboxlab's own level L%d, as the level matrix runs it", sb.Level)
+	} else {
+		b, err := readyBackend(ctx, sb.Profile, &col, opts.TempDir)
+		if err != nil || b == nil {
+			return col, nil, err
+		}
+		cell = func(a *spec) (report.SandboxCell, error) { return b.cell(ctx, a, name, opts.TempDir) }
+	}
 	var cells []report.SandboxCell
-	emit := func(c report.SandboxCell) {
+	for _, a := range list {
+		if err := ctx.Err(); err != nil {
+			return col, nil, err
+		}
+		c, err := cell(a)
+		if err != nil {
+			return col, nil, fmt.Errorf("%s: %w", a.id, err)
+		}
 		cells = append(cells, c)
 		if opts.Progress != nil {
 			opts.Progress(c)
 		}
 	}
-	if sb.Profile == nil {
-		col.About = fmt.Sprintf("sandboxlab's own level L%d, as the level matrix runs it", sb.Level)
-		for _, a := range list {
-			if err := ctx.Err(); err != nil {
-				return col, nil, err
-			}
-			var cell report.Cell
-			var err error
-			onOwnThread(func() { cell, err = runCell(ctx, a, sb.Level, opts.TempDir, nil) })
-			if err != nil {
-				return col, nil, fmt.Errorf("%s: %w", a.id, err)
-			}
-			c := report.SandboxCell{Attack: a.id, Sandbox: name, State: report.Stopped, Mechanism: cell.StoppedBy, Evidence: cell.Evidence, MS: cell.MS}
-			switch {
-			case cell.NA != "":
-				c.State, c.Mechanism, c.Evidence = report.NotApplicable, "", "not run: "+cell.NA
-			case cell.Escaped:
-				c.State, c.Mechanism = report.Escaped, ""
-			case strings.HasPrefix(cell.StoppedBy, refused):
-				// Fail closed: nothing ran, so nothing was stopped.
-				c.State, c.Mechanism, c.Evidence = report.NotApplicable, "", "not run: sandboxlab refused the level on this machine: "+cell.Evidence
-			}
-			emit(c)
-		}
-		return col, cells, nil
-	}
-
-	b, skip := newBackend(sb.Profile)
-	col.About, col.Command, col.WatchdogMS = sb.Profile.About, sb.Profile.Command, b.watchdog.Milliseconds()
-	if skip != "" {
-		col.Skipped = skip
-		return col, nil, nil
-	}
-	pr, err := b.probe(ctx, opts.TempDir)
-	if err != nil {
-		return col, nil, err
-	}
-	col.Held, col.StartMS, col.HostRoot = pr.held, pr.startMS, pr.hostRoot
-	if pr.failed != "" {
-		col.Skipped = pr.failed
-		return col, nil, nil
-	}
-	b.hostRoot, b.visible = pr.hostRoot, pr.visible
-	for _, a := range list {
-		if err := ctx.Err(); err != nil {
-			return col, nil, err
-		}
-		c := report.SandboxCell{Attack: a.id, Sandbox: name, State: report.NotApplicable}
-		switch {
-		case a.elsewhere.na != "":
-			c.Evidence = "not run: " + a.elsewhere.na
-		case evidence.Lacks(a.needs) != "":
-			c.Evidence = "not run: " + evidence.Lacks(a.needs)
-		case b.hostRoot && !a.elsewhere.harmlessAsRoot:
-			c.Evidence = "not run: the program has host root privileges under this sandbox, and this attack is not harmless by construction there"
-			if a.elsewhere.rootRisk != "" {
-				c.Evidence += ": " + a.elsewhere.rootRisk
-			}
-		default:
-			var err error
-			onOwnThread(func() { c, err = b.runCell(ctx, a, name, opts.TempDir) })
-			if err != nil {
-				return col, nil, fmt.Errorf("%s: %w", a.id, err)
-			}
-		}
-		emit(c)
-	}
 	return col, cells, nil
 }
 
-// backend is a profile made ready to run: its executable found, the
-// identity it starts as, and what the probe found.
-type backend struct {
-	prof *backends.Profile
-	// path is the executable, looked up in PATH.
-	path string
-	// ident is the host identity it starts as; cred is how (nil: the
-	// harness's own).
-	ident sandbox.Identity
-	cred  *syscall.Credential
-	// watchdog is the harness's bound on each run.
-	watchdog time.Duration
-	// hostRoot: the probe saw the program with host root privileges (or
-	// could not see it, and the backend starts as host root).
-	hostRoot bool
-	// visible: the host saw the probe's program.
-	visible bool
-}
-
-// newBackend readies p, or says why its column is skipped.
-func newBackend(p *backends.Profile) (*backend, string) {
-	b := &backend{prof: p, watchdog: p.Limit(), ident: sandbox.HostIdentity()}
-	path, err := exec.LookPath(p.Command[0])
-	if err != nil {
-		return b, fmt.Sprintf("%s is not installed (%v)", p.Command[0], err)
-	}
-	if b.path, err = filepath.Abs(path); err != nil {
-		return b, fmt.Sprintf("%s: %v", p.Command[0], err)
-	}
-	switch {
-	case p.Starter() == backends.UserHarness:
-		b.ident = sandbox.Identity{UID: os.Geteuid(), GID: os.Getegid()}
-	case sandbox.HostRoot():
-		b.cred = &syscall.Credential{Uid: uint32(b.ident.UID), Gid: uint32(b.ident.GID), Groups: []uint32{}}
-	}
-	return b, ""
-}
-
-// startsAsRoot reports whether the backend starts with host root
-// privileges.
-func (b *backend) startsAsRoot() bool { return b.cred == nil && sandbox.HostRoot() }
-
-// launch is one program under the backend: argv is the program's
-// command after the interpreter, dir its fixtures' cell directory.
-func (b *backend) launch(fx *fixtures, workdir, token string, args []string) backends.Launch {
-	cmd := b.prof.Expand(backends.Vars{Workdir: workdir, Python: evidence.Python, Home: fx.home})
-	argv := append([]string{b.path}, cmd[1:]...)
-	argv = append(append(argv, evidence.Python), args...)
-	// The backend's own temporary files (gVisor's runsc keeps its state
-	// in $TMPDIR) go with the cell's fixtures, so that a backend the
-	// watchdog kills leaves nothing behind.
-	env := append(slices.Clone(fx.env), "TMPDIR="+filepath.Join(fx.root, backendTmp))
-	return backends.Launch{Argv: argv, Env: env, Dir: fx.appDir, Credential: b.cred, Watchdog: b.watchdog,
-		Token: token, Program: evidence.Python, OutputMax: outputMax}
-}
-
-// backendTmp is the backend's temporary directory below a cell's fixtures.
-const backendTmp = "backend-tmp"
-
-// prepare makes what a run under the backend needs beyond the cell's
-// fixtures, and hands everything of the program's to the identity the
-// backend runs it as, when that is not sandboxlab's own: a fixture
-// belongs to the identity the program has, or the uid mapping, not the
-// sandbox, would stop the attack.
-func (b *backend) prepare(fx *fixtures) error {
-	tmp := filepath.Join(fx.root, backendTmp)
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return fmt.Errorf("making the backend's temporary directory: %w", err)
-	}
-	if err := os.Lchown(tmp, b.ident.UID, b.ident.GID); err != nil {
-		return fmt.Errorf("handing %s to uid %d: %w", tmp, b.ident.UID, err)
-	}
-	from := sandbox.HostIdentity()
-	if b.ident == from {
-		return nil
-	}
-	return filepath.WalkDir(fx.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == from.UID {
-			if err := os.Lchown(p, b.ident.UID, b.ident.GID); err != nil {
-				return fmt.Errorf("handing %s to uid %d: %w", p, b.ident.UID, err)
-			}
-		}
-		return nil
-	})
-}
-
-// probeResult is what the probe found.
-type probeResult struct {
-	// failed says why the backend is not used ("" when it ran the probe).
-	failed string
-	// startMS is the wall time of a program that prints a line and exits.
-	startMS int64
-	// hostRoot: the program had host root privileges; visible: the host
-	// saw it.
-	hostRoot, visible bool
-	held              string
-}
-
-// probeSource prints the nonce it is given and stays a moment, so that
-// the host can see who it runs as.
-const probeSource = "import sys, time; print(sys.argv[2], flush=True); time.sleep(float(sys.argv[3]))"
-
-// probeStay is how long the probe stays for the host to look at it.
-const probeStay = "0.3"
-
-// probe runs a harmless program under the backend twice, with fresh
-// fixtures: once staying a moment, for the host to see whether the
-// program has host root privileges (with euid 0 in the harness's user
-// namespace; where the host cannot see it, whether the backend starts as
-// root), and once exiting at once, for the cost of a start. A backend
-// that does not return the nonce on either run is not used.
-func (b *backend) probe(ctx context.Context, tempDir string) (probeResult, error) {
-	var pr probeResult
-	for _, stay := range []string{probeStay, "0"} {
-		fx, err := makeFixtures(tempDir)
-		if err != nil {
-			return pr, err
-		}
-		out, ran, seen, root, err := b.probeOnce(ctx, fx, stay)
-		if rerr := fx.remove(); err == nil {
-			err = rerr
-		}
-		if err != nil {
-			return pr, err
-		}
-		pr.held = out.Held
-		if !ran {
-			pr.failed = "it did not run the harness's probe program: " + describe(out)
-			return pr, nil
-		}
-		if stay == probeStay {
-			pr.hostRoot = root || !seen && b.startsAsRoot()
-			pr.visible = seen
-		} else {
-			pr.startMS = out.Wall.Milliseconds()
-		}
-	}
-	return pr, nil
-}
-
-// probeOnce runs the probe in fx and reports what came out, whether the
-// nonce came back, whether the host saw the program, and whether it had
-// host root privileges.
-func (b *backend) probeOnce(ctx context.Context, fx *fixtures, stay string) (out *backends.Outcome, ran, seen, root bool, err error) {
-	if err := b.prepare(fx); err != nil {
-		return nil, false, false, false, err
-	}
-	token := procfs.Tag()
-	nonce := "probe-" + randomHex(8)
-	l := b.launch(fx, fx.appDir, token, []string{"-c", probeSource, token, nonce, stay})
-	r, err := backends.Start(l)
-	if err != nil {
-		return nil, false, false, false, fmt.Errorf("probing: %w", err)
-	}
-	var sawRoot atomic.Bool
-	stop := watchProgram(r.PID(), token, observeLimit, func(pid int) bool {
-		st, err := evidence.ReadStatus(pid)
-		if err != nil {
-			return false
-		}
-		uid := strings.Fields(st.Field("Uid"))
-		mine, _ := os.Readlink("/proc/self/ns/user")
-		its, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/user")
-		if len(uid) < 2 || its == "" {
-			return false
-		}
-		hostNS := its == mine
-		sawRoot.Store(hostNS && (uid[1] == "0" || st.Hex("CapEff") != 0))
-		return true
-	})
-	out, err = r.Wait(ctx)
-	seen = stop()
-	procfs.KillWithArg(token, killLimit)
-	if err != nil {
-		return nil, false, false, false, fmt.Errorf("probing: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, false, false, false, err
-	}
-	return out, strings.Contains(string(out.Stdout), nonce), seen, sawRoot.Load(), nil
-}
-
-// describe says briefly how a backend's run ended, for a skipped column.
-func describe(o *backends.Outcome) string {
-	s := "exit status " + strconv.Itoa(o.ExitCode)
-	if o.Signal != "" {
-		s = "killed by " + o.Signal
-	}
-	if o.StoppedBy != "" {
-		s += ", stopped by the harness (" + o.StoppedBy + ")"
-	}
-	if line := lastLine(string(o.Stderr)); line != "" {
-		s += ": " + line
-	}
-	return s
-}
-
-// watchEveryProgram is how often the host looks for a backend's program
-// once it has stopped looking without pause.
-const watchEveryProgram = 5 * time.Millisecond
-
-// watchProgram looks for the program among the descendants of a
-// backend's process, pid: the first that runs the interpreter with the
-// token. It calls fn with its PID until fn returns true (fn has read what
-// it wanted of it), or until stopped; stop reports whether fn returned
-// true. For the first spin it looks without pause, as startObserver does:
-// a program that fails at once lives for a few milliseconds of its
-// interpreter's start, and a sleeping poller on a busy machine misses it.
-// A backend that runs the program out of the host's sight (gVisor's
-// Sentry runs it as a task of its own) never shows one; for it the
-// caller asks for no spin, and the poller costs next to nothing.
-func watchProgram(pid int, token string, spin time.Duration, fn func(pid int) bool) (stop func() bool) {
-	var quit, done atomic.Bool
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		fast := time.Now().Add(spin)
-		for !quit.Load() {
-			for _, d := range descendants(pid) {
-				if args := procfs.Cmdline(d); len(args) > 0 && args[0] == evidence.Python && slices.Contains(args, token) {
-					if fn(d) {
-						done.Store(true)
-						return
-					}
-					break
-				}
-			}
-			if time.Now().Before(fast) {
-				runtime.Gosched()
-			} else {
-				time.Sleep(watchEveryProgram)
-			}
-		}
-	}()
-	return func() bool { quit.Store(true); <-finished; return done.Load() }
-}
-
-// descendants returns the PIDs below pid in the process tree, nearest
-// first, read from each thread's children list.
-func descendants(pid int) []int {
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 && len(out) < 4096 {
-		p := queue[0]
-		queue = queue[1:]
-		files, _ := filepath.Glob("/proc/" + strconv.Itoa(p) + "/task/*/children")
-		for _, f := range files {
-			b, _ := os.ReadFile(f)
-			for _, s := range strings.Fields(string(b)) {
-				if c, err := strconv.Atoi(s); err == nil && !slices.Contains(out, c) {
-					out = append(out, c)
-					queue = append(queue, c)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// startMarker tags the first line a backend's program writes on its
-// error stream, before the attack's own code runs: the evidence that the
-// program started, so that a backend that failed to run it is never
-// mistaken for one that stopped the attack. The harness removes it
-// before the judge reads the output.
-func startMarker(token string) string { return "sandboxlab: started " + token + "\n" }
-
-// withMarker is the attack's source with the marker written first, on
-// the source's first line, so that the line numbers of a traceback do not
-// change.
-func withMarker(source, token string) string {
-	return fmt.Sprintf("import sys as _sbx;_sbx.stderr.write(%q);_sbx.stderr.flush();del _sbx;", startMarker(token)) + source
-}
-
-// runCell runs attack s under the backend with fresh fixtures and a fresh
-// state, and removes everything afterwards. The error is for the harness
-// failing (processes it could not end), never for the attack's outcome.
-func (b *backend) runCell(ctx context.Context, s *spec, column, tempDir string) (report.SandboxCell, error) {
-	began := time.Now()
-	cell := report.SandboxCell{Attack: s.id, Sandbox: column}
-	fx, err := makeFixtures(tempDir)
-	if err != nil {
-		return cell, err
-	}
-	// No policy of sandboxlab's: the backend is the whole sandbox, and a
-	// layer is named only from what the host saw of the program (shape
-	// marks a cell whose program it never saw; no unseen note here).
-	e := &env{fx: fx, token: procfs.Tag(), policy: sandbox.Policy{}}
-	a := s.new()
-	v, run, err := e.runOn(ctx, b, s, a)
-	if cerr := e.cleanup(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return cell, err
-	}
-	cell.State, cell.Mechanism, cell.Evidence = b.shape(s, a, e, v, run)
-	cell.MS = time.Since(began).Milliseconds()
-	return cell, nil
-}
-
-// backendRun is what the harness saw of a run under a backend, beside
-// what the judge reads.
-type backendRun struct {
-	// startErr: the backend could not be started at all.
-	startErr error
-	out      *backends.Outcome
-	// started: the program's start marker came back.
-	started bool
-}
-
-// runOn sets the cell up for attack a (whose program is s's), runs the
-// program under the backend and judges it, as env.run does at
-// sandboxlab's levels.
-func (e *env) runOn(ctx context.Context, b *backend, s *spec, a attack) (verdict, backendRun, error) {
-	var run backendRun
-	if su, ok := a.(setupper); ok {
-		if err := su.setup(e); err != nil {
-			return verdict{}, run, err
-		}
-	}
+// ownCell runs attack a at sandboxlab's own level, as the level matrix
+// does, and words the cell for the sandbox matrix.
+func ownCell(ctx context.Context, a *spec, level int, column, tempDir string) (report.SandboxCell, error) {
+	var cell report.Cell
 	var err error
-	// The session is the program's working directory ({workdir}); only
-	// the backend runs in it.
-	e.session, err = sandbox.NewSession(sandbox.Options{Policy: e.policy, Root: e.fx.sessions})
+	onOwnThread(func() { cell, err = runCell(ctx, a, level, tempDir, nil) })
 	if err != nil {
-		return verdict{}, run, fmt.Errorf("opening session: %w", err)
+		return report.SandboxCell{}, err
 	}
-	if err := b.prepare(e.fx); err != nil {
-		return verdict{}, run, err
-	}
-	args := []string{"-c", withMarker(s.source, e.token), e.token}
-	if ar, ok := a.(arguer); ok {
-		args = append(args, ar.args(e)...)
-	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	m, measures := a.(measurer)
-	if measures {
-		m.beforeRun(e)
-	}
-	r, err := backends.Start(b.launch(e.fx, e.session.Dir(), e.token, args))
-	if err != nil {
-		if measures {
-			m.afterRun(e)
-		}
-		run.startErr = err
-		return verdict{}, run, nil
-	}
-	spin := time.Duration(0)
-	if b.visible {
-		spin = observeLimit
-	}
-	stopObserver := watchProgram(r.PID(), e.token, spin, func(pid int) bool {
-		e.readProcess(pid)
-		if e.iso.seen {
-			e.readProgram(pid)
-		}
-		return e.iso.seen
-	})
-	stopWatch := e.startWatch(a, cancel)
-	out, waitErr := r.Wait(runCtx)
-	stopWatch()
-	stopObserver()
-	if measures {
-		m.afterRun(e)
-	}
-	run.out = out
-	// What of the program was alive when the run ended, wherever it went.
-	for _, l := range out.Left {
-		if len(l.Args) > 0 && l.Args[0] == evidence.Python && slices.Contains(l.Args, e.token) {
-			e.aliveAfter = append(e.aliveAfter, l.Proc)
-		}
-	}
-	for _, p := range e.attackProcs() {
-		if !slices.ContainsFunc(e.aliveAfter, func(q procfs.Proc) bool { return q.PID == p.PID }) {
-			e.aliveAfter = append(e.aliveAfter, p)
-		}
-	}
-	if err := e.killAll(); err != nil {
-		return verdict{}, run, err
-	}
-	if waitErr != nil {
-		return verdict{}, run, waitErr
-	}
-	if err := ctx.Err(); err != nil {
-		return verdict{}, run, err
-	}
-	e.res, run.started = result(out, startMarker(e.token))
-	return a.judge(e), run, nil
-}
-
-// result is the Result a judge reads, from a backend's outcome, with the
-// start marker taken out of the output; it reports whether the marker was
-// there.
-func result(o *backends.Outcome, marker string) (*sandbox.Result, bool) {
-	stdout, stderr := string(o.Stdout), string(o.Stderr)
-	outBytes, errBytes := o.StdoutBytes, o.StderrBytes
-	started := false
-	if i := strings.Index(stderr, marker); i >= 0 {
-		stderr, errBytes, started = stderr[:i]+stderr[i+len(marker):], errBytes-int64(len(marker)), true
-	} else if i := strings.Index(stdout, marker); i >= 0 { // a backend that joins the streams
-		stdout, outBytes, started = stdout[:i]+stdout[i+len(marker):], outBytes-int64(len(marker)), true
-	}
-	r := &sandbox.Result{
-		Level: -1, Reason: sandbox.ReasonExited, ExitCode: o.ExitCode, Signal: o.Signal,
-		Stdout: stdout, Stderr: stderr, StdoutBytes: outBytes, StderrBytes: errBytes,
-		Wall: o.Wall, CPU: o.CPU, MemoryPeak: o.MemoryPeak,
-	}
-	if o.Signal != "" || o.StoppedBy != "" {
-		// Not the sandbox's limits: the backend's process was killed (by
-		// a signal of its own, or the harness's).
-		r.Reason, r.ExitCode = sandbox.ReasonSignal, -1
-	}
-	return r, started
-}
-
-// unseenNote marks the evidence of a cell whose program the host never
-// saw: no mechanism is named from what it could not look at.
-const unseenNote = " (the host saw no process of the program under this sandbox, so no mechanism is named)"
-
-// shape turns the judge's verdict on a backend's cell into the cell's
-// state, mechanism and evidence, with what only the harness knows: that
-// the backend could not start, that the program never started, that the
-// host could not see the program an attack's evidence is in, or that the
-// harness's watchdog had to end the run.
-func (b *backend) shape(s *spec, a attack, e *env, v verdict, run backendRun) (report.CellState, string, string) {
-	if run.startErr != nil {
-		return report.NotApplicable, "", "not judged: the sandbox could not be started: " + run.startErr.Error()
-	}
-	o := run.out
-	stoppedAfter := ""
-	if o.StoppedBy == backends.StopWatchdog {
-		stoppedAfter = fmt.Sprintf("the sandbox had not ended the run when the harness's watchdog stopped it after %d ms", o.Wall.Milliseconds())
-	}
-	_, watches := a.(watcher)
+	c := report.SandboxCell{Attack: a.id, Sandbox: column, State: report.Stopped, Mechanism: cell.StoppedBy, Evidence: cell.Evidence, MS: cell.MS}
 	switch {
-	case s.elsewhere.keepsRunning && o.StoppedBy == backends.StopWatchdog && run.started:
-		ev := fmt.Sprintf("no limit: stopped by the harness watchdog after %d ms", o.Wall.Milliseconds())
-		if v.escaped {
-			ev += "; " + v.evidence
-		}
-		return report.Escaped, "", ev
-	case v.escaped:
-		ev := v.evidence
-		if s.elsewhere.keepsRunning && o.StoppedBy == backends.StopCancelled {
-			ev += "; no limit of the sandbox's own: the harness stopped it"
-		} else if stoppedAfter != "" {
-			ev += "; " + stoppedAfter
-		}
-		return report.Escaped, "", ev
-	case !run.started:
-		return report.NotApplicable, "", "not judged: the program did not start under this sandbox (" + describe(o) + ")"
-	case watches && !e.iso.seen:
-		return report.NotApplicable, "", "not judged: the host saw no process of the program under this sandbox, and this attack's evidence is in those processes"
+	case cell.NA != "":
+		c.State, c.Mechanism, c.Evidence = report.NotApplicable, "", "not run: "+cell.NA
+	case cell.Escaped:
+		c.State, c.Mechanism = report.Escaped, ""
+	case strings.HasPrefix(cell.StoppedBy, refused):
+		// Fail closed: nothing ran, so nothing was stopped.
+		c.State, c.Mechanism, c.Evidence = report.NotApplicable, "", "not run: sandboxlab refused the level on this machine: "+cell.Evidence
 	}
-	mechanism, ev := v.stoppedBy, v.evidence
-	if rest, unnamed := strings.CutPrefix(mechanism, "unexpected: "); unnamed {
-		if line := lastLine(e.res.Stderr); line != "" && strings.Contains(ev, line) {
-			rest = strings.TrimSuffix(rest, ", "+line) // said already
-		}
-		mechanism, ev = "", ev+"; it ended: "+rest
-	}
-	if !e.iso.seen {
-		mechanism, ev = "", ev+unseenNote
-	}
-	if stoppedAfter != "" {
-		ev += "; " + stoppedAfter
-	}
-	return report.Stopped, mechanism, ev
+	return c, nil
 }

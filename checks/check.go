@@ -33,6 +33,7 @@ import (
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/cleanup"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/verdict"
 )
@@ -72,7 +73,7 @@ type T struct {
 	failed   bool
 	messages []string
 	evidence string
-	cleanups []func()
+	cleanups cleanup.Stack
 	root     string
 }
 
@@ -121,7 +122,7 @@ func (t *T) Context() context.Context { return t.ctx }
 
 // Cleanup registers f to run after the body, last registered first, also
 // when the body fails.
-func (t *T) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
+func (t *T) Cleanup(f func()) { t.cleanups.Add(f) }
 
 // Root is a fresh directory for the check's fixtures and sessions. It is
 // mode 0711, so the program's host identity can reach what is made inside
@@ -136,9 +137,7 @@ func (c *Check) Run(ctx context.Context, tb TestingT, out *report.Check) {
 	t := &T{tb: tb, ctx: ctx}
 	start := time.Now()
 	defer func() {
-		for i := len(t.cleanups) - 1; i >= 0; i-- {
-			t.cleanups[i]()
-		}
+		t.cleanups.Clean() // every step is a func(), so there is no error to keep
 		*out = report.Check{ID: c.ID, Suite: c.Suite, Promise: c.Promise, Level: c.Level, Passed: !t.failed,
 			Evidence: t.verdictText(), MS: time.Since(start).Milliseconds()}
 	}()

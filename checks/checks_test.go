@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 
@@ -77,4 +78,34 @@ func TestSelect(t *testing.T) {
 	assert.Check(t, is.ErrorContains(err, "check exit_status is in the course suite, which is not selected (suites: hardening)"))
 	_, err = Select([]string{"exit_statuss"}, nil)
 	assert.Check(t, is.ErrorContains(err, `unknown check "exit_statuss"`))
+}
+
+// TestCleanupRunsLastFirstAfterAFailedBody: a body that stops early
+// (FailNow ends its goroutine) still has its cleanups run, last
+// registered first, and its fixture directory removed, before the
+// verdict is filled in.
+func TestCleanupRunsLastFirstAfterAFailedBody(t *testing.T) {
+	var ran []string
+	var root string
+	c := &Check{ID: "cleanup_order", Body: func(t *T) {
+		root = t.Root()
+		t.Cleanup(func() { ran = append(ran, "first") })
+		t.Cleanup(func() { ran = append(ran, "second") })
+		t.Logf("stopping early")
+		t.FailNow()
+		t.Cleanup(func() { ran = append(ran, "never registered") })
+	}}
+	var out report.Check
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(context.Background(), recorder{}, &out)
+	}()
+	<-done
+	assert.Check(t, is.DeepEqual(ran, []string{"second", "first"}))
+	assert.Check(t, !out.Passed)
+	assert.Check(t, is.Equal(out.Evidence, "stopping early"))
+	assert.Check(t, root != "")
+	_, err := os.Stat(root)
+	assert.Check(t, os.IsNotExist(err), "the fixture directory %s is left: %v", root, err)
 }

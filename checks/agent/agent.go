@@ -184,90 +184,121 @@ func runSession(ctx context.Context, root string, tk task, mk func(*sandbox.Sess
 //   - anything else, or a clue seen before: give up.
 func runTask(ctx context.Context, t tool.Tool, tk task) (report.AgentRow, error) {
 	row := report.AgentRow{Task: tk.name, Tool: t.Name(), Problem: tk.problem}
-	// ask is all the agent sees of a call: the reply's text.
-	ask := func(code string) (string, error) {
-		r, err := t.Call(ctx, code)
-		return r.Text, err
-	}
-	filesSurvive := filesSurvive(t.Description())
-	steps := append([]string(nil), tk.steps...)
-	step := 0
-	madeBy := map[string]int{} // variable → step whose program assigned it and ran
-	seen := map[string]bool{}  // clues already acted on
-	lost := map[string]bool{}  // variables redone because nothing said how to keep them
+	at := newAttempt(tk, filesSurvive(t.Description()))
 	for row.Calls < maxCalls {
-		code := steps[step]
-		text, err := ask(code)
+		code := at.steps[at.step]
+		// The reply's text is all the agent sees of a call.
+		r, err := t.Call(ctx, code)
 		row.Calls++
 		if err != nil {
 			return row, err
 		}
-		c := readReply(text)
-		if c.kind != clueOK && seen[c.key()] {
-			switch {
-			case c.kind == clueEmpty:
-				row.Ended = "empty reply, no clue"
-			case c.kind == clueUndefined && lost[c.name]:
-				row.Ended = fmt.Sprintf("%s lost between calls again; nothing says what survives a call", c.name)
-			default:
-				row.Ended = c.summary + " again"
-			}
-			return row, nil
-		}
-		seen[c.key()] = true
-		switch c.kind {
-		case clueOK:
-			for _, name := range assigned(code) {
-				madeBy[name] = step
-			}
-			if step < len(steps)-1 {
-				step++
-				continue
-			}
-			answer := lastLine(c.output)
-			row.Solved = tk.verify(code, answer)
-			row.Ended = "answer verified"
-			if !row.Solved {
-				row.Ended = fmt.Sprintf("wrong answer %q", answer)
-			}
-			return row, nil
-		case clueEmpty:
-			// Run it again: the agent cannot tell a failure from a program
-			// that printed nothing.
-		case clueUndefined:
-			if k, ok := madeBy[c.name]; ok && k < step {
-				if filesSurvive {
-					steps[k] += saveCode(c.name)
-					steps[step] = loadCode(c.name) + steps[step]
-				} else {
-					lost[c.name] = true
-				}
-				step = k
-				continue
-			}
-			fixed, ok := fixTypo(code, c.name, c.suggestion)
-			if !ok {
-				row.Ended = "no fix known for " + c.summary
-				return row, nil
-			}
-			steps[step] = fixed
-		case clueTooSlow, clueMemory:
-			fix := tk.faster
-			if c.kind == clueMemory {
-				fix = tk.leaner
-			}
-			if fix == "" {
-				row.Ended = "no fix known for " + c.summary
-				return row, nil
-			}
-			steps[step] = fix
-		default:
-			row.Ended = "no fix known for " + c.summary
+		if ended, solved := at.react(code, readReply(r.Text)); ended != "" {
+			row.Ended, row.Solved = ended, solved
 			return row, nil
 		}
 	}
 	row.Ended = fmt.Sprintf("no answer within %d calls", maxCalls)
 	return row, nil
+}
+
+// attempt is the agent's state on one task: the program of each step
+// as it now stands and the step it is at, with what it remembers of the
+// calls so far.
+type attempt struct {
+	tk task
+	// filesSurvive: the tool's description says files outlive a call.
+	filesSurvive bool
+	steps        []string
+	step         int
+	madeBy       map[string]int  // variable → step whose program assigned it and ran
+	seen         map[string]bool // clues already acted on
+	lost         map[string]bool // variables redone because nothing said how to keep them
+}
+
+func newAttempt(tk task, filesSurvive bool) *attempt {
+	return &attempt{tk: tk, filesSurvive: filesSurvive, steps: append([]string(nil), tk.steps...),
+		madeBy: map[string]int{}, seen: map[string]bool{}, lost: map[string]bool{}}
+}
+
+// react applies the agent's rules to the clue of the reply to code: it
+// changes the steps for the next call and returns "", or says how the
+// task ended and whether it was solved.
+func (at *attempt) react(code string, c clue) (ended string, solved bool) {
+	if c.kind != clueOK && at.seen[c.key()] {
+		return at.again(c), false
+	}
+	at.seen[c.key()] = true
+	switch c.kind {
+	case clueOK:
+		return at.ranOK(code, c)
+	case clueEmpty:
+		// Run it again: the agent cannot tell a failure from a program
+		// that printed nothing.
+		return "", false
+	case clueUndefined:
+		return at.undefined(code, c), false
+	case clueTooSlow, clueMemory:
+		fix := at.tk.faster
+		if c.kind == clueMemory {
+			fix = at.tk.leaner
+		}
+		if fix != "" {
+			at.steps[at.step] = fix
+			return "", false
+		}
+	}
+	return "no fix known for " + c.summary, false
+}
+
+// again is how the task ends on a clue the agent has acted on before.
+func (at *attempt) again(c clue) string {
+	switch {
+	case c.kind == clueEmpty:
+		return "empty reply, no clue"
+	case c.kind == clueUndefined && at.lost[c.name]:
+		return fmt.Sprintf("%s lost between calls again; nothing says what survives a call", c.name)
+	}
+	return c.summary + " again"
+}
+
+// ranOK goes on to the next step after code ran, or judges the answer
+// after the final step.
+func (at *attempt) ranOK(code string, c clue) (ended string, solved bool) {
+	for _, name := range assigned(code) {
+		at.madeBy[name] = at.step
+	}
+	if at.step < len(at.steps)-1 {
+		at.step++
+		return "", false
+	}
+	answer := lastLine(c.output)
+	if !at.tk.verify(code, answer) {
+		return fmt.Sprintf("wrong answer %q", answer), false
+	}
+	return "answer verified", true
+}
+
+// undefined reacts to a name not defined: a value an earlier step made
+// that did not survive (keep it in a file, or redo that step), or else a
+// typo. It returns how the task ended, or "".
+func (at *attempt) undefined(code string, c clue) string {
+	if k, ok := at.madeBy[c.name]; ok && k < at.step {
+		if at.filesSurvive {
+			at.steps[k] += saveCode(c.name)
+			at.steps[at.step] = loadCode(c.name) + at.steps[at.step]
+		} else {
+			at.lost[c.name] = true
+		}
+		at.step = k
+		return ""
+	}
+	fixed, ok := fixTypo(code, c.name, c.suggestion)
+	if !ok {
+		return "no fix known for " + c.summary
+	}
+	at.steps[at.step] = fixed
+	return ""
 }
 
 // clueKind is what the agent makes of a reply.
