@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"io"
 	"os"
 	"sync"
 )
@@ -74,15 +73,14 @@ func (ps *pipes) readOutput(stdout, stderr *stream) *sync.WaitGroup {
 	return &readers
 }
 
-// initReport reads what the init reported, until EOF: the init may report
-// a failed set-up in more than one write, and a successful exec closes
-// the pipe (close-on-exec) with nothing written. "" without an init.
-func (ps *pipes) initReport() string {
+// initReport reads what the init reported, until EOF: a successful exec
+// closes the pipe (close-on-exec) with nothing written. Nothing without
+// an init; an error when the report cannot be read.
+func (ps *pipes) initReport() ([]byte, error) {
 	if ps.initR == nil {
-		return ""
+		return nil, nil
 	}
-	b, _ := io.ReadAll(io.LimitReader(ps.initR, 4096))
-	return string(b)
+	return readInitReport(ps.initR)
 }
 
 // closeFiles closes each open file and forgets it.

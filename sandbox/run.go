@@ -162,7 +162,11 @@ type outcome struct {
 	waitErr        error
 	wall           time.Duration
 	stoppedBy      Reason // "" when the program ended by itself
-	setupErr       string // what the init reported ("" when it exec'd)
+	// initReport is the init's record of a failure (empty when it exec'd
+	// the program or there was no init), and initReadErr why it could
+	// not be read.
+	initReport  []byte
+	initReadErr error
 	stdout, stderr *stream
 	// group is what the kernel counted in the run's control group
 	// (nil without one); groupErr says why it could not be read or
@@ -182,7 +186,7 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars)}
 	readers := ps.readOutput(o.stdout, o.stderr)
 	sup := startSupervisor(ctx, p, cmd.Process.Pid)
-	o.setupErr = ps.initReport() // to EOF before Wait
+	o.initReport, o.initReadErr = ps.initReport() // to EOF before Wait
 	o.waitErr = cmd.Wait()
 	o.wall = time.Since(started)
 	sup.stop()
@@ -242,8 +246,8 @@ func drain(readers *sync.WaitGroup, ps *pipes) {
 // newResult builds the Result of a supervised run, or the error that
 // kept it from taking place.
 func newResult(p Policy, c Command, o outcome) (*Result, error) {
-	if o.setupErr != "" {
-		return nil, initError(o.setupErr, c.Path)
+	if err := initOutcome(o.initReport, o.initReadErr, c.Path); err != nil {
+		return nil, err
 	}
 	if o.state == nil {
 		return nil, fmt.Errorf("waiting for %s: %w", c.Path, o.waitErr)
