@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 		os.Exit(failClosedHelper(os.Args[len(os.Args)-1]))
 	case "no-memory-controller":
 		os.Exit(noMemoryControllerHelper(os.Args[len(os.Args)-1]))
+	case "pid-reuse":
+		os.Exit(pidReuseHelper())
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper %q\n", os.Getenv(helperEnv))
 		os.Exit(2)

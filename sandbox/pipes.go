@@ -1,9 +1,6 @@
 package sandbox
 
-import (
-	"os"
-	"sync"
-)
+import "os"
 
 // pipes are every file a run shares with its program: its stdout and
 // stderr, and the init's error pipe when there is an init. The child's
@@ -61,16 +58,6 @@ func (ps *pipes) closeParentEnds() {
 func (ps *pipes) close() {
 	ps.closeChildEnds()
 	ps.closeParentEnds()
-}
-
-// readOutput copies the program's output into stdout and stderr until
-// EOF; drain waits for it.
-func (ps *pipes) readOutput(stdout, stderr *stream) *sync.WaitGroup {
-	var readers sync.WaitGroup
-	outR, errR := ps.outR, ps.errR // closeParentEnds clears the fields, not the files
-	readers.Go(func() { stdout.readFrom(outR) })
-	readers.Go(func() { stderr.readFrom(errR) })
-	return &readers
 }
 
 // initReport reads what the init reported, until EOF: a successful exec
