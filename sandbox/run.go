@@ -112,9 +112,9 @@ func checkCommand(p Policy, c Command, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, h := range p.Filesystem.Hide {
+	for i, h := range p.Filesystem.Hide {
 		if within(cwd, filepath.Clean(h)) {
-			return "", fmt.Errorf("%w: hidden path %s holds the working directory %s", ErrInvalidPolicy, h, cwd)
+			return "", invalid(fmt.Sprintf("Filesystem.Hide[%d]", i), "%s holds the working directory %s", h, cwd)
 		}
 	}
 	return cwd, nil
