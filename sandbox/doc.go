@@ -20,7 +20,10 @@
 // then reaches them, and only them, through the egress proxy (package
 // egress), which runs in the calling process and logs every request into
 // the Result. When the isolation a policy asks for cannot be had, Run
-// returns ErrUnavailable and runs nothing.
+// returns ErrUnavailable and runs nothing; when the init fails, it says
+// how in an *InitError (the step, the errno), which is ErrUnavailable for
+// a failed set-up and os/exec's error for a program that cannot be
+// executed. Policy.Validate's errors are *PolicyError, naming the field.
 //
 // The flow is one way: Policy → Run → Result; judging a Result (checks,
 // attacks, the mutation harness) and rendering it (report) happen in

@@ -43,7 +43,7 @@ func newEgress(p Policy) (*egressRelay, error) {
 	}
 	proxy, err := egress.New(p.Network.egressConfig())
 	if err != nil {
-		return nil, fmt.Errorf("%w: network: %v", ErrInvalidPolicy, err)
+		return nil, &PolicyError{Field: "Network", Err: err}
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

@@ -61,7 +61,7 @@ func newRunGroup(p Policy) (*runGroup, error) {
 	}
 	g, err := cgroup.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v (or use --level 5, which needs no control group)", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w (the levels up to L5 need no control group)", ErrUnavailable, err)
 	}
 	return &runGroup{g: g}, nil
 }
@@ -90,7 +90,7 @@ func (rg *runGroup) attach(cmd *exec.Cmd, cfg *initConfig) error {
 		f, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY, 0)
 		if err != nil {
 			rg.closeTasks()
-			return fmt.Errorf("%w: opening the run's control group: %v", ErrUnavailable, err)
+			return fmt.Errorf("%w: opening the run's control group: %w", ErrUnavailable, err)
 		}
 		rg.tasks = append(rg.tasks, f)
 	}

@@ -1,13 +1,11 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"fmt"
-	"io/fs"
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -102,135 +100,203 @@ func initMain(args []string) int {
 	// on anywhere else.
 	runtime.GOMAXPROCS(1)
 	if unix.Gettid() != unix.Getpid() {
-		fmt.Fprint(errPipe, "setup: the init is not on its first thread")
+		errPipe.Write(initRecord{Kind: InitSetupFailed, Step: StepStart, Message: "the init is not on its first thread"}.encode())
 		return 125
 	}
 	// Descriptors the harness inherited without close-on-exec would pass
 	// straight into the program: close everything above stderr at exec.
 	unix.CloseRange(initErrFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	err := runInit(args[0], args[1:])
-	fmt.Fprint(errPipe, err.Error())
+	errPipe.Write(recordOf(err).encode())
 	return 125
 }
 
 // runInit sets the sandbox up and execs the program. It returns only on
-// failure.
+// failure, with the step that failed (see initFailure).
 func runInit(config string, argv []string) error {
 	var cfg initConfig
 	if err := decodeConfig(config, &cfg); err != nil {
-		return fmt.Errorf("setup: %w", err)
+		return failedAt(StepStart, err)
 	}
-	if err := mutants.Enable(cfg.Defect); err != nil {
-		return fmt.Errorf("setup: %w", err)
-	}
-	if cfg.Cover > 0 {
-		if err := mutants.Cover(cfg.Cover); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-	}
-	// Loopback and the proxy's port need CAP_NET_ADMIN and a bind that
-	// Landlock would refuse: before both are gone.
-	if cfg.Egress != nil {
-		if err := cfg.Egress.open(); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-	}
-	if cfg.PrivateMounts {
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			return fmt.Errorf("setup: making mounts private: %w", err)
-		}
-	}
-	if cfg.MountProc {
-		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			return fmt.Errorf("setup: mounting proc on /proc: %w", err)
-		}
-	}
-	if len(cfg.Hide) > 0 && !mutants.On(mutants.NoMountHide) {
-		for _, path := range cfg.Hide {
-			if err := hide(path); err != nil {
-				return fmt.Errorf("setup: %w", err)
-			}
-		}
-	}
-	if len(cfg.Private) > 0 {
-		if err := makePrivate(cfg.Private, cfg.Session); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-	}
-	if cfg.FreshKeyring && !mutants.On(mutants.KeyringInherited) {
-		if err := joinFreshKeyring(); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-	}
-	if cfg.DropCaps && !mutants.On(mutants.CapsKept) {
-		if err := dropPrivileges(); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-	}
-	if cfg.NoNewPrivs {
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return fmt.Errorf("setup: setting no_new_privs: %w", err)
-		}
-	}
-	if cfg.Landlock != nil {
-		if _, err := landlock.Restrict(*cfg.Landlock, cfg.LandlockABI); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
-	}
-	// The filter goes last: after it the init only joins its control
-	// group, sets limits and execs.
-	if cfg.SyscallFilter && !mutants.On(mutants.NoSeccomp) {
-		prog, err := seccomp.Build()
-		if err == nil {
-			err = seccomp.Install(prog)
-		}
-		if err != nil {
-			return fmt.Errorf("setup: installing the system-call filter: %w", err)
-		}
-	}
-	// The program must start in the run's control group, and the init's
-	// own set-up need not: it joins last, from the thread that execs.
-	if cfg.CgroupTasks > 0 {
-		if err := joinCgroup(cfg.CgroupTasks); err != nil {
-			return fmt.Errorf("setup: %w", err)
+	for _, s := range setupSteps {
+		if err := s.run(&cfg); err != nil {
+			return failedAt(s.step, err)
 		}
 	}
 	env := os.Environ()
 	if cfg.OwnEnv > len(env) {
-		return fmt.Errorf("setup: the init's environment lacks its own %d entries", cfg.OwnEnv)
+		return failedAt(StepEnvironment, fmt.Errorf("the init's environment lacks its own %d entries", cfg.OwnEnv))
 	}
 	return execWithLimits(argv, env[cfg.OwnEnv:], cfg.Rlimits)
+}
+
+// setupSteps are the init's steps before the exec, in order; each does
+// nothing where the config does not ask for it. Loopback and the proxy's
+// port need CAP_NET_ADMIN and a bind that Landlock would refuse: before
+// both are gone. The filter goes last but one: after it the init only
+// joins its control group, sets limits and execs. The program must start
+// in the run's control group, and the init's own set-up need not: it
+// joins last, from the thread that execs.
+var setupSteps = []struct {
+	step InitStep
+	run  func(*initConfig) error
+}{
+	{StepStart, switchDefects},
+	{StepEgress, openEgress},
+	{StepPrivateMounts, makeMountsPrivate},
+	{StepMountProc, mountProc},
+	{StepHide, hidePaths},
+	{StepPrivateDirs, coverPrivateDirs},
+	{StepKeyring, freshKeyring},
+	{StepCapabilities, dropCapabilities},
+	{StepNoNewPrivs, setNoNewPrivs},
+	{StepLandlock, restrictLandlock},
+	{StepSeccomp, installFilter},
+	{StepCgroup, joinRunGroup},
+}
+
+// switchDefects turns on the planted defect the harness asked for, and
+// the report of the sites asked.
+func switchDefects(cfg *initConfig) error {
+	if err := mutants.Enable(cfg.Defect); err != nil {
+		return err
+	}
+	if cfg.Cover > 0 {
+		return mutants.Cover(cfg.Cover)
+	}
+	return nil
+}
+
+func openEgress(cfg *initConfig) error {
+	if cfg.Egress == nil {
+		return nil
+	}
+	return cfg.Egress.open()
+}
+
+func makeMountsPrivate(cfg *initConfig) error {
+	if !cfg.PrivateMounts {
+		return nil
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making mounts private: %w", err)
+	}
+	return nil
+}
+
+func mountProc(cfg *initConfig) error {
+	if !cfg.MountProc {
+		return nil
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting proc on /proc: %w", err)
+	}
+	return nil
+}
+
+func hidePaths(cfg *initConfig) error {
+	if len(cfg.Hide) == 0 || mutants.On(mutants.NoMountHide) {
+		return nil
+	}
+	for _, path := range cfg.Hide {
+		if err := hide(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func coverPrivateDirs(cfg *initConfig) error {
+	if len(cfg.Private) == 0 {
+		return nil
+	}
+	return makePrivate(cfg.Private, cfg.Session)
+}
+
+func freshKeyring(cfg *initConfig) error {
+	if !cfg.FreshKeyring || mutants.On(mutants.KeyringInherited) {
+		return nil
+	}
+	return joinFreshKeyring()
+}
+
+func dropCapabilities(cfg *initConfig) error {
+	if !cfg.DropCaps || mutants.On(mutants.CapsKept) {
+		return nil
+	}
+	return dropPrivileges()
+}
+
+func setNoNewPrivs(cfg *initConfig) error {
+	if !cfg.NoNewPrivs {
+		return nil
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	return nil
+}
+
+func restrictLandlock(cfg *initConfig) error {
+	if cfg.Landlock == nil {
+		return nil
+	}
+	_, err := landlock.Restrict(*cfg.Landlock, cfg.LandlockABI)
+	return err
+}
+
+func installFilter(cfg *initConfig) error {
+	if !cfg.SyscallFilter || mutants.On(mutants.NoSeccomp) {
+		return nil
+	}
+	prog, err := seccomp.Build()
+	if err == nil {
+		err = seccomp.Install(prog)
+	}
+	if err != nil {
+		return fmt.Errorf("installing the system-call filter: %w", err)
+	}
+	return nil
+}
+
+func joinRunGroup(cfg *initConfig) error {
+	if cfg.CgroupTasks == 0 {
+		return nil
+	}
+	return joinCgroup(cfg.CgroupTasks)
 }
 
 // execWithLimits sets the resource limits and execs the program without
 // allocating in between: under RLIMIT_AS the Go runtime may be unable to
 // map another heap arena, and a failed allocation would crash the init
-// instead of running the program. It returns only on failure.
+// instead of running the program. It returns only on failure. The records
+// it may send are made before the first limit is set.
 func execWithLimits(argv, environ []string, rlimits []rlimit) error {
 	path, err := unix.BytePtrFromString(argv[0])
 	if err != nil {
-		return fmt.Errorf("exec: %w", err)
+		return &initFailure{kind: InitExecFailed, step: StepExec, err: err}
 	}
 	args, err := cStrings(argv)
 	if err != nil {
-		return fmt.Errorf("exec: %w", err)
+		return &initFailure{kind: InitExecFailed, step: StepExec, err: err}
 	}
 	env, err := cStrings(environ)
 	if err != nil {
-		return fmt.Errorf("exec: %w", err)
+		return failedAt(StepEnvironment, err)
 	}
 	lims := make([]unix.Rlimit, len(rlimits))
+	failed := make([][]byte, len(rlimits))
 	for i, rl := range rlimits {
 		lims[i] = unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
+		failed[i] = initRecord{Kind: InitSetupFailed, Step: StepRlimits, Message: "setting " + rlimitName(rl.Resource)}.encode()
 	}
-	failed := []byte("setup: setting a resource limit: errno ")
-	execFailed := []byte("exec: errno ")
+	execFailed := initRecord{Kind: InitExecFailed, Step: StepExec}.encode()
 	// Raw prlimit also keeps the runtime from restoring its own
 	// RLIMIT_NOFILE at exec (it only does that inside syscall.Exec).
 	for i := range lims {
 		_, _, e := unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(rlimits[i].Resource), uintptr(unsafe.Pointer(&lims[i])), 0, 0, 0)
 		if e != 0 {
-			rawFail(failed, e)
+			rawFail(failed[i], e)
 		}
 	}
 	_, _, e := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&args[0])), uintptr(unsafe.Pointer(&env[0])))
@@ -238,40 +304,31 @@ func execWithLimits(argv, environ []string, rlimits []rlimit) error {
 	return nil // not reached
 }
 
-// rawFail reports msg and the errno's number on the error pipe and exits,
-// allocating nothing (the parent turns the number back into an error).
-func rawFail(msg []byte, e unix.Errno) {
-	var digits [20]byte
-	i := len(digits)
-	for n := uint64(e); ; n /= 10 {
-		i--
-		digits[i] = byte('0' + n%10)
-		if n < 10 {
-			break
-		}
-	}
-	unix.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)))
-	unix.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(&digits[i])), uintptr(len(digits)-i))
+// rawFail puts the errno into record, writes it on the error pipe in one
+// write and exits, allocating nothing.
+func rawFail(record []byte, e unix.Errno) {
+	binary.LittleEndian.PutUint32(record[recordErrno:], uint32(e))
+	unix.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(&record[0])), uintptr(len(record)))
 	unix.RawSyscall(unix.SYS_EXIT_GROUP, 125, 0, 0)
 }
 
-// initError turns what the init reported into an error: a failed exec
-// is the program's (a *fs.PathError, as from os/exec); anything else
-// means the sandbox could not be set up (ErrUnavailable).
-func initError(report, path string) error {
-	if n, ok := strings.CutPrefix(report, "exec: errno "); ok {
-		errno, err := strconv.Atoi(n)
-		if err == nil {
-			return &fs.PathError{Op: "exec", Path: path, Err: syscall.Errno(errno)}
-		}
+// rlimitName names a resource the init limits.
+func rlimitName(resource int) string {
+	switch resource {
+	case unix.RLIMIT_CPU:
+		return "RLIMIT_CPU"
+	case unix.RLIMIT_AS:
+		return "RLIMIT_AS"
+	case unix.RLIMIT_FSIZE:
+		return "RLIMIT_FSIZE"
+	case unix.RLIMIT_CORE:
+		return "RLIMIT_CORE"
+	case unix.RLIMIT_NOFILE:
+		return "RLIMIT_NOFILE"
+	case unix.RLIMIT_NPROC:
+		return "RLIMIT_NPROC"
 	}
-	report = strings.TrimPrefix(report, "setup: ")
-	if head, n, ok := strings.Cut(report, "errno "); ok {
-		if errno, err := strconv.Atoi(n); err == nil {
-			report = head + syscall.Errno(errno).Error()
-		}
-	}
-	return fmt.Errorf("%w: %s", ErrUnavailable, report)
+	return "resource limit " + strconv.Itoa(resource)
 }
 
 // hide covers path in this mount namespace: a directory by an empty

@@ -16,6 +16,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/skip"
 
+	"sandboxlab/sandbox/cgroup"
 	"sandboxlab/sandbox/reexec"
 )
 
@@ -32,6 +33,8 @@ func TestMain(m *testing.M) {
 		os.Exit(failClosedHelper(os.Args[len(os.Args)-1]))
 	case "no-memory-controller":
 		os.Exit(noMemoryControllerHelper(os.Args[len(os.Args)-1]))
+	case "pid-reuse":
+		os.Exit(pidReuseHelper())
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper %q\n", os.Getenv(helperEnv))
 		os.Exit(2)
@@ -137,7 +140,7 @@ func noMemoryControllerHelper(marker string) int {
 	}
 	cmd := Command{Path: "/usr/bin/python3", Args: []string{"-c", "import sys\nopen(sys.argv[1], 'w').write('ran')", marker}, Dir: filepath.Dir(marker)}
 	_, err = Run(context.Background(), MustPreset(6), cmd)
-	fmt.Printf("L6: unavailable=%v err=%v\n", errors.Is(err, ErrUnavailable), err)
+	fmt.Printf("L6: unavailable=%v no-cgroup=%v err=%v\n", errors.Is(err, ErrUnavailable), errors.Is(err, cgroup.ErrUnavailable), err)
 	res, err := Run(context.Background(), MustPreset(5), Command{Path: "/bin/true"})
 	fmt.Printf("L5: err=%v reason=%v\n", err, res.Reason)
 	return 0
@@ -156,9 +159,9 @@ func TestFailClosedWithoutMemoryController(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	assert.NilError(t, err, string(out))
 	t.Log(strings.TrimSpace(string(out)))
-	assert.Check(t, is.Contains(string(out), "L6: unavailable=true"))
+	assert.Check(t, is.Contains(string(out), "L6: unavailable=true no-cgroup=true"), "the cause is wrapped, not flattened")
 	assert.Check(t, is.Contains(string(out), "no usable control groups"), "the error gives the reason")
-	assert.Check(t, is.Contains(string(out), "--level 5"), "the error gives a way out")
+	assert.Check(t, is.Contains(string(out), "up to L5 need no control group"), "the error gives a way out")
 	assert.Check(t, is.Contains(string(out), "L5: err=<nil> reason=exited"), "L5 needs no control group")
 	_, err = os.Stat(marker)
 	assert.Check(t, errors.Is(err, os.ErrNotExist), "the program ran although its memory limit was unavailable")

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"unicode/utf8"
 
 	"sandboxlab/mutants"
@@ -101,20 +100,6 @@ func (s *stream) Write(p []byte) (int, error) {
 		p = p[k:]
 	}
 	return n, nil
-}
-
-// readFrom drains r into s until EOF or error.
-func (s *stream) readFrom(r io.Reader) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			s.Write(buf[:n])
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // result returns the text to hand back and whether it was cut.

@@ -1,10 +1,6 @@
 package sandbox
 
-import (
-	"io"
-	"os"
-	"sync"
-)
+import "os"
 
 // pipes are every file a run shares with its program: its stdout and
 // stderr, and the init's error pipe when there is an init. The child's
@@ -64,25 +60,14 @@ func (ps *pipes) close() {
 	ps.closeParentEnds()
 }
 
-// readOutput copies the program's output into stdout and stderr until
-// EOF; drain waits for it.
-func (ps *pipes) readOutput(stdout, stderr *stream) *sync.WaitGroup {
-	var readers sync.WaitGroup
-	outR, errR := ps.outR, ps.errR // closeParentEnds clears the fields, not the files
-	readers.Go(func() { stdout.readFrom(outR) })
-	readers.Go(func() { stderr.readFrom(errR) })
-	return &readers
-}
-
-// initReport reads what the init reported, until EOF: the init may report
-// a failed set-up in more than one write, and a successful exec closes
-// the pipe (close-on-exec) with nothing written. "" without an init.
-func (ps *pipes) initReport() string {
+// initReport reads what the init reported, until EOF: a successful exec
+// closes the pipe (close-on-exec) with nothing written. Nothing without
+// an init; an error when the report cannot be read.
+func (ps *pipes) initReport() ([]byte, error) {
 	if ps.initR == nil {
-		return ""
+		return nil, nil
 	}
-	b, _ := io.ReadAll(io.LimitReader(ps.initR, 4096))
-	return string(b)
+	return readInitReport(ps.initR)
 }
 
 // closeFiles closes each open file and forgets it.

@@ -167,20 +167,6 @@ func (n Network) egressConfig() egress.Config {
 	return egress.Config{Allow: n.Allow, Deny: n.Deny, Credentials: n.Credentials, Resolve: n.Resolve}
 }
 
-// validate reports what is wrong with the network layer's destinations.
-func (n Network) validate(w Workspace) error {
-	if len(n.Allow) == 0 && len(n.Deny) == 0 && len(n.Credentials) == 0 && len(n.Resolve) == 0 {
-		return nil
-	}
-	if !n.Isolate {
-		return errors.New("an allowlist needs the network namespace (Network.Isolate): without it the program has the host's network and the proxy decides nothing")
-	}
-	if len(n.Credentials) > 0 && !w.ScrubEnv {
-		return errors.New("credentials need a scrubbed environment (Workspace.ScrubEnv): the caller's environment may hold them")
-	}
-	return egress.CheckConfig(n.egressConfig())
-}
-
 // Filesystem is the L5 layer: what the program can see and leave behind
 // of the host, whom it shares kernel objects with, and what privileges it
 // holds.
@@ -340,54 +326,6 @@ func DefaultHidden() []string {
 // services keep their sockets).
 func DefaultPrivate() []string {
 	return []string{"/tmp", "/var/tmp", "/dev/shm", "/run", "/dev/mqueue"}
-}
-
-// Validate reports the first thing wrong with p, wrapped in ErrInvalidPolicy.
-func (p Policy) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidPolicy}, args...)...)
-	}
-	l := p.Limits
-	switch {
-	case p.Level < 0 || p.Level >= Levels:
-		return bad("level %d: want 0 to %d", p.Level, Levels-1)
-	case p.Watchdog < 0 || l.Wall < 0 || l.CPU < 0 || l.CPUHard < 0 || l.AddressSpace < 0 ||
-		l.FileSize < 0 || l.OpenFiles < 0 || l.OutputChars < 0 || l.OutputHeld < 0 ||
-		p.Processes.Max < 0 || p.Processes.Interval < 0:
-		return bad("limits must not be negative")
-	case l.CPU%time.Second != 0 || l.CPUHard%time.Second != 0:
-		return bad("CPU limits are whole seconds (RLIMIT_CPU), got %v soft, %v hard", l.CPU, l.CPUHard)
-	case l.CPUHard > 0 && l.CPU == 0:
-		return bad("a hard CPU limit needs a soft one")
-	case l.CPUHard > 0 && l.CPUHard <= l.CPU:
-		return bad("hard CPU limit %v must be above the soft limit %v: PID 1 of a PID namespace ignores SIGXCPU", l.CPUHard, l.CPU)
-	case l.OutputChars > 0 && l.OutputChars < 200:
-		return bad("OutputChars %d leaves no room for head, tail and marker; want at least 200", l.OutputChars)
-	case l.OutputChars > 0 && l.OutputHeld > 0 && heldBytes(l.OutputChars) > l.OutputHeld:
-		return bad("returning %d characters needs %d bytes held, over OutputHeld %d", l.OutputChars, heldBytes(l.OutputChars), l.OutputHeld)
-	case p.Processes.Max > 0 && p.Processes.Interval == 0:
-		return bad("a process cap needs a monitor interval")
-	case p.Hardened.Cgroup.Memory < 0 || p.Hardened.Cgroup.Pids < 0 || p.Hardened.LandlockABI < 0:
-		return bad("limits must not be negative")
-	case p.Hardened.Cgroup.CPUWeight < 0 || p.Hardened.Cgroup.CPUWeight > 10000:
-		return bad("CPU weight %d: want 1 to 10000 (0: none)", p.Hardened.Cgroup.CPUWeight)
-	case (p.Hardened.SyscallFilter || p.Hardened.Landlock) && !p.Filesystem.DropCapabilities && !p.Hardened.NoNewPrivs:
-		return bad("a system-call filter and Landlock need no_new_privs (NoNewPrivs or DropCapabilities)")
-	}
-	if err := p.Network.validate(p.Workspace); err != nil {
-		return bad("network: %v", err)
-	}
-	for _, h := range p.Filesystem.Hide {
-		if !filepath.IsAbs(h) || filepath.Clean(h) == "/" {
-			return bad("hidden path %q: want an absolute path other than /", h)
-		}
-	}
-	for _, d := range p.Filesystem.Private {
-		if !filepath.IsAbs(d) || filepath.Clean(d) == "/" {
-			return bad("private directory %q: want an absolute path other than /", d)
-		}
-	}
-	return nil
 }
 
 // TimeLimit is how long a run may take: the wall-clock limit, bounded by

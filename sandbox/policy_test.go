@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -33,34 +34,85 @@ func TestPresetsAreValidAndCumulative(t *testing.T) {
 	assert.Check(t, is.ErrorIs(err, ErrInvalidPolicy))
 }
 
-func TestValidateSaysWhatIsWrong(t *testing.T) {
+// TestValidateNamesTheField: every rule of Validate, broken on its own,
+// is refused with an error that names the field at fault and says why;
+// every named check is broken at least once.
+func TestValidateNamesTheField(t *testing.T) {
 	cases := []struct {
-		name string
-		edit func(*Policy)
-		says string
+		check, field string
+		edit         func(*Policy)
+		says         string
 	}{
-		{"negative", func(p *Policy) { p.Limits.Wall = -time.Second }, "must not be negative"},
-		{"fractional CPU", func(p *Policy) { p.Limits.CPU = 1500 * time.Millisecond }, "whole seconds"},
-		{"hard not above soft", func(p *Policy) { p.Limits.CPUHard = p.Limits.CPU }, "must be above the soft limit"},
-		{"hard without soft", func(p *Policy) { p.Limits.CPU = 0 }, "needs a soft one"},
-		{"no room for the marker", func(p *Policy) { p.Limits.OutputChars = 100 }, "no room for head, tail and marker"},
-		{"held too small", func(p *Policy) { p.Limits.OutputHeld = 1000 }, "over OutputHeld"},
-		{"cap without monitor", func(p *Policy) { p.Processes.Interval = 0 }, "needs a monitor interval"},
-		{"hide root", func(p *Policy) { p.Filesystem.Hide = []string{"/"} }, "want an absolute path other than /"},
-		{"hide relative", func(p *Policy) { p.Filesystem.Hide = []string{"home"} }, `hidden path "home"`},
-		{"level", func(p *Policy) { p.Level = 7 }, "level 7"},
+		{"level", "Level", func(p *Policy) { p.Level = 7 }, "want 0 to 6, got 7"},
+		{"level", "Level", func(p *Policy) { p.Level = -1 }, "got -1"},
+		{"watchdog", "Watchdog", func(p *Policy) { p.Watchdog = -time.Second }, "must not be negative, got -1s"},
+		{"limits", "Limits.Wall", func(p *Policy) { p.Limits.Wall = -time.Second }, "must not be negative, got -1s"},
+		{"limits", "Limits.CPU", func(p *Policy) { p.Limits.CPU = -time.Second }, "must not be negative"},
+		{"limits", "Limits.CPUHard", func(p *Policy) { p.Limits.CPUHard = -time.Second }, "must not be negative"},
+		{"limits", "Limits.AddressSpace", func(p *Policy) { p.Limits.AddressSpace = -1 }, "must not be negative, got -1"},
+		{"limits", "Limits.FileSize", func(p *Policy) { p.Limits.FileSize = -1 }, "must not be negative"},
+		{"limits", "Limits.OpenFiles", func(p *Policy) { p.Limits.OpenFiles = -1 }, "must not be negative"},
+		{"limits", "Limits.OutputChars", func(p *Policy) { p.Limits.OutputChars = -1 }, "must not be negative"},
+		{"limits", "Limits.OutputHeld", func(p *Policy) { p.Limits.OutputHeld = -1 }, "must not be negative"},
+		{"limits", "Limits.CPU", func(p *Policy) { p.Limits.CPU = 1500 * time.Millisecond }, "whole seconds (RLIMIT_CPU), got 1.5s"},
+		{"limits", "Limits.CPUHard", func(p *Policy) { p.Limits.CPUHard = 2500 * time.Millisecond }, "whole seconds"},
+		{"limits", "Limits.CPUHard", func(p *Policy) { p.Limits.CPUHard = p.Limits.CPU }, "must be above the soft limit 2s, got 2s"},
+		{"limits", "Limits.CPUHard", func(p *Policy) { p.Limits.CPU = 0 }, "needs a soft one"},
+		{"limits", "Limits.OutputChars", func(p *Policy) { p.Limits.OutputChars = 100 }, "no room for head, tail and marker"},
+		{"limits", "Limits.OutputHeld", func(p *Policy) { p.Limits.OutputHeld = 1000 }, "over OutputHeld 1000"},
+		{"processes", "Processes.Max", func(p *Policy) { p.Processes.Max = -1 }, "must not be negative"},
+		{"processes", "Processes.Interval", func(p *Policy) { p.Processes.Interval = -time.Millisecond }, "must not be negative, got -1ms"},
+		{"processes", "Processes.Interval", func(p *Policy) { p.Processes.Interval = 0 }, "needs a monitor interval"},
+		{"network", "Network.Isolate", func(p *Policy) { p.Network = Network{Allow: []string{"example.com:443"}} }, "needs the network namespace"},
+		{"network", "Network.Credentials", func(p *Policy) {
+			p.Workspace.ScrubEnv = false
+			p.Network.Allow = []string{"api.example.com:80"}
+			p.Network.Credentials = []Credential{{Destination: "api.example.com:80", Header: "X-Key", Value: "v"}}
+		}, "scrubbed environment"},
+		{"network", "Network.Allow", func(p *Policy) { p.Network.Allow = []string{"*.com:443"} }, "top-level domain"},
+		{"network", "Network.Deny", func(p *Policy) { p.Network.Allow, p.Network.Deny = []string{"example.com:443"}, []string{"*"} }, "deny"},
+		{"network", "Network.Resolve", func(p *Policy) {
+			p.Network.Allow, p.Network.Resolve = []string{"example.com:443"}, map[string]string{"example.com": "nowhere"}
+		}, "not an IP address"},
+		{"network", "Network.Credentials", func(p *Policy) {
+			p.Network.Allow = []string{"api.example.com:80"}
+			p.Network.Credentials = []Credential{{Destination: "other.example.com:80", Header: "X-Key", Value: "v"}}
+		}, "would never be sent"},
+		{"filesystem", "Filesystem.Hide[0]", func(p *Policy) { p.Filesystem.Hide = []string{"/"} }, "want an absolute path other than /"},
+		{"filesystem", "Filesystem.Hide[1]", func(p *Policy) { p.Filesystem.Hide = []string{"/root", "home"} }, `got "home"`},
+		{"filesystem", "Filesystem.Private[0]", func(p *Policy) { p.Filesystem.Private = []string{"tmp"} }, `got "tmp"`},
+		{"hardened", "Hardened.Cgroup.Memory", func(p *Policy) { p.Hardened.Cgroup.Memory = -1 }, "must not be negative"},
+		{"hardened", "Hardened.Cgroup.Pids", func(p *Policy) { p.Hardened.Cgroup.Pids = -1 }, "must not be negative"},
+		{"hardened", "Hardened.LandlockABI", func(p *Policy) { p.Hardened.LandlockABI = -1 }, "must not be negative"},
+		{"hardened", "Hardened.Cgroup.CPUWeight", func(p *Policy) { p.Hardened.Cgroup.CPUWeight = 10001 }, "want 1 to 10000 (0: none), got 10001"},
+		{"hardened", "Hardened.NoNewPrivs", func(p *Policy) {
+			p.Filesystem.DropCapabilities, p.Hardened.NoNewPrivs = false, false
+		}, "need no_new_privs"},
 	}
+	broken := map[string]bool{}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p := MustPreset(5)
+		t.Run(c.field+"/"+c.says, func(t *testing.T) {
+			p := MustPreset(6)
+			p.Network.Isolate = true
 			c.edit(&p)
 			err := p.Validate()
 			assert.Check(t, is.ErrorIs(err, ErrInvalidPolicy))
+			var pe *PolicyError
+			if assert.Check(t, errors.As(err, &pe), "%v", err) {
+				assert.Check(t, is.Equal(pe.Field, c.field))
+			}
+			assert.Check(t, is.ErrorContains(err, "invalid policy: "+c.field+": "))
 			assert.Check(t, is.ErrorContains(err, c.says))
 			_, err = NewSession(Options{Policy: p})
 			assert.Check(t, is.ErrorIs(err, ErrInvalidPolicy), "a session refuses an invalid policy")
 		})
+		broken[c.check] = true
 	}
+	for _, c := range policyChecks {
+		assert.Check(t, broken[c.name], "no case breaks the %s check", c.name)
+	}
+	assert.Check(t, is.Error(func() error { p := MustPreset(1); p.Limits.Wall = -time.Second; return p.Validate() }(),
+		"invalid policy: Limits.Wall: must not be negative, got -1s"))
 }
 
 func TestSoftOnlyCPULimitIsAllowed(t *testing.T) {

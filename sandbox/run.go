@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/sandbox/cgroup"
+	"sandboxlab/sandbox/child"
 	"sandboxlab/sandbox/egress"
 	"sandboxlab/sandbox/landlock"
 )
@@ -112,9 +112,9 @@ func checkCommand(p Policy, c Command, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, h := range p.Filesystem.Hide {
+	for i, h := range p.Filesystem.Hide {
 		if within(cwd, filepath.Clean(h)) {
-			return "", fmt.Errorf("%w: hidden path %s holds the working directory %s", ErrInvalidPolicy, h, cwd)
+			return "", invalid(fmt.Sprintf("Filesystem.Hide[%d]", i), "%s holds the working directory %s", h, cwd)
 		}
 	}
 	return cwd, nil
@@ -151,18 +151,22 @@ func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *eg
 // namespaces: the sandbox fails closed.
 func startError(p Policy, c Command, err error) error {
 	if p.userNS() {
-		return fmt.Errorf("%w: creating namespaces: %v%s", ErrUnavailable, err, nsHint(err))
+		return fmt.Errorf("%w: creating namespaces: %w%s", ErrUnavailable, err, nsHint(err))
 	}
 	return fmt.Errorf("starting %s: %w", c.Path, err)
 }
 
 // outcome is what supervising a run found out.
 type outcome struct {
-	state          *os.ProcessState // nil if Wait failed
-	waitErr        error
-	wall           time.Duration
-	stoppedBy      Reason // "" when the program ended by itself
-	setupErr       string // what the init reported ("" when it exec'd)
+	state     *os.ProcessState // nil if Wait failed
+	waitErr   error
+	wall      time.Duration
+	stoppedBy Reason // "" when the program ended by itself
+	// initReport is the init's record of a failure (empty when it exec'd
+	// the program or there was no init), and initReadErr why it could
+	// not be read.
+	initReport     []byte
+	initReadErr    error
 	stdout, stderr *stream
 	// group is what the kernel counted in the run's control group
 	// (nil without one); groupErr says why it could not be read or
@@ -178,30 +182,55 @@ type outcome struct {
 // supervise reads the program's output, enforces the limits the
 // supervisor watches, waits for the program and sweeps up after it. It
 // closes the parent's ends of ps.
+//
+// The program's first process is reaped only after the supervisor has
+// stopped and the sweep is done: until then its pid, group id and
+// session id cannot be given to another process, so nothing they kill by
+// number can be a stranger's (see killRun).
 func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runGroup, started time.Time) outcome {
 	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars)}
-	readers := ps.readOutput(o.stdout, o.stderr)
-	sup := startSupervisor(ctx, p, cmd.Process.Pid)
-	o.setupErr = ps.initReport() // to EOF before Wait
-	o.waitErr = cmd.Wait()
+	var readers child.Readers
+	readers.Read(ps.outR, o.stdout)
+	readers.Read(ps.errR, o.stderr)
+	proc := child.Hold(cmd.Process.Pid)
+	sup := startSupervisor(ctx, p, proc)
+	o.initReport, o.initReadErr = ps.initReport() // to EOF before the wait
+	proc.WaitExit()
 	o.wall = time.Since(started)
 	sup.stop()
 	o.stoppedBy = sup.reason
-	// After a normal end only: a stopped run was killed by the supervisor.
-	// In a PID namespace of its own the kernel has swept already: when the
-	// program, its PID 1, ended, it killed every other process of the
-	// namespace, and Wait returned only once they were all gone. The
-	// defect's site is asked only when there is something to sweep.
-	if p.Limits.Sweep && sup.reason == "" && !ownPIDNamespace(cmd) && hasLeftovers(cmd.Process.Pid) && !mutants.On(mutants.NoSweep) {
-		killRun(cmd.Process.Pid, true)
+	if p.Limits.Sweep && sup.reason == "" && !ownPIDNamespace(cmd) {
+		proc.Held(sweep)
 	}
-	drain(readers, ps)
+	o.waitErr = proc.Reap(cmd.Wait)
+	if reapedHook != nil {
+		reapedHook(cmd.Process.Pid)
+	}
+	readers.Drain(streamGrace)
+	ps.closeParentEnds()
 	o.state = cmd.ProcessState
 	if rg != nil {
 		st, err := rg.finish()
 		o.group, o.groupErr = &st, err
 	}
 	return o
+}
+
+// reapedHook, when set (by a test), is called with the program's pid
+// right after it has been reaped: from then on the pid may be another
+// process's.
+var reapedHook func(pid int)
+
+// sweep kills what is left of the run led by pid after a normal end: a
+// stopped run was killed by the supervisor. In a PID namespace of its own
+// the kernel has swept already (its caller does not ask): when the
+// program, its PID 1, ended, it killed every other process of the
+// namespace, and the program's exit was reported only once they were all
+// gone. The defect's site is asked only when there is something to sweep.
+func sweep(pid int) {
+	if hasLeftovers(pid) && !mutants.On(mutants.NoSweep) {
+		killTree(pid)
+	}
 }
 
 // ownPIDNamespace reports whether cmd was started in a PID namespace of
@@ -211,9 +240,9 @@ func ownPIDNamespace(cmd *exec.Cmd) bool {
 	return cmd.SysProcAttr != nil && cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWPID != 0
 }
 
-// startSupervisor starts watching the program with pid under p.
-func startSupervisor(ctx context.Context, p Policy, pid int) *supervisor {
-	sup := &supervisor{pid: pid, killTree: p.Limits.KillTree, deadline: p.TimeLimit()}
+// startSupervisor starts watching the program proc under p.
+func startSupervisor(ctx context.Context, p Policy, proc *child.Process) *supervisor {
+	sup := &supervisor{proc: proc, killTree: p.Limits.KillTree, deadline: p.TimeLimit()}
 	if w := p.Limits.Wall; w > 0 && w == sup.deadline && w != p.Watchdog {
 		sup.wall, sup.watchdog = true, p.Watchdog
 	}
@@ -224,26 +253,11 @@ func startSupervisor(ctx context.Context, p Policy, pid int) *supervisor {
 	return sup
 }
 
-// drain waits for the stream readers to reach EOF, but no longer than
-// streamGrace: a process that escaped the run may hold the pipe open.
-// Either way it closes the parent's ends of ps.
-func drain(readers *sync.WaitGroup, ps *pipes) {
-	done := make(chan struct{})
-	go func() { readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(streamGrace):
-		ps.closeParentEnds() // ends the readers' blocked reads
-		<-done
-	}
-	ps.closeParentEnds()
-}
-
 // newResult builds the Result of a supervised run, or the error that
 // kept it from taking place.
 func newResult(p Policy, c Command, o outcome) (*Result, error) {
-	if o.setupErr != "" {
-		return nil, initError(o.setupErr, c.Path)
+	if err := initOutcome(o.initReport, o.initReadErr, c.Path); err != nil {
+		return nil, err
 	}
 	if o.state == nil {
 		return nil, fmt.Errorf("waiting for %s: %w", c.Path, o.waitErr)

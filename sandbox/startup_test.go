@@ -3,13 +3,13 @@ package sandbox
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -86,9 +86,13 @@ func TestInitRefusesOutsideItsGroup(t *testing.T) {
 	cmd.ExtraFiles = []*os.File{errW, tasks} // initErrFD, cgroupTasksFD
 	assert.NilError(t, cmd.Start())
 	errW.Close()
-	report, _ := io.ReadAll(errR)
+	report, err := readInitReport(errR)
+	assert.NilError(t, err)
+	rec, err := decodeInitRecord(report)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(rec, initRecord{Kind: InitSetupFailed, Step: StepCgroup, Errno: syscall.EBADF, Message: "joining the run's control group"}))
+	assert.Check(t, is.Error(initOutcome(report, nil, "/usr/bin/touch"), "sandbox unavailable: joining the run's control group: bad file descriptor"))
 	err = cmd.Wait()
-	assert.Check(t, is.Equal(string(report), "setup: joining the run's control group: bad file descriptor"))
 	_, statErr := os.Stat(marker)
 	assert.Check(t, errors.Is(statErr, fs.ErrNotExist), "the program must not run: %v", statErr)
 	var exit *exec.ExitError

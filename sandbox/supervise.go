@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/child"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -15,7 +16,10 @@ import (
 // the process cap and the caller's context. When one of them fires it
 // kills the run and records why; the reason is read after done is closed.
 type supervisor struct {
-	pid      int
+	// proc is the program's first process, held unreaped until the
+	// supervisor has stopped: "has it ended?" never asks about a reused
+	// pid, and no kill reaches one.
+	proc     *child.Process
 	killTree bool
 	deadline time.Duration // 0: no time limit at all
 	// wall is true when deadline is the wall clock, which the watchdog
@@ -25,34 +29,22 @@ type supervisor struct {
 	maxProcs int // 0: no monitor
 	interval time.Duration
 
-	// pidfd refers to the program's process for good (-1 if it could
-	// not be opened), so that "has it ended?" never asks about a reused
-	// pid.
-	pidfd int
-
 	reason  Reason // why the supervisor stopped the run ("" if it did not)
 	stopped chan struct{}
 	done    chan struct{}
 }
 
 func (s *supervisor) start(ctx context.Context) {
-	fd, err := unix.PidfdOpen(s.pid, 0)
-	if err != nil {
-		fd = -1
-	}
-	s.pidfd = fd
 	s.stopped = make(chan struct{})
 	s.done = make(chan struct{})
 	go s.loop(ctx)
 }
 
-// stop tells the supervisor that the program has ended and waits for it.
+// stop tells the supervisor that the program has ended and waits for it,
+// and for a kill it had begun.
 func (s *supervisor) stop() {
 	close(s.stopped)
 	<-s.done
-	if s.pidfd >= 0 {
-		unix.Close(s.pidfd)
-	}
 }
 
 // loop arms the timer and the monitor's ticker and kills the run if one
@@ -112,18 +104,11 @@ func (s *supervisor) wait(ctx context.Context, timer *time.Timer, timeout, tick 
 // has not yet reaped it. On a starved machine the harness may see the
 // exit late: a program that finished in time was not stopped, and its
 // Result must say how it ended, not that a limit fired afterwards.
-func (s *supervisor) ended() bool {
-	if s.pidfd < 0 {
-		return false
-	}
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PIDFD, s.pidfd, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return err == unix.ECHILD || (err == nil && info.Signo != 0)
-}
+func (s *supervisor) ended() bool { return s.proc.Exited() }
 
 func (s *supervisor) kill(why Reason) {
 	s.reason = why
-	killRun(s.pid, s.killTree && !mutants.On(mutants.KillLeaderOnly))
+	killRun(s.proc, s.killTree && !mutants.On(mutants.KillLeaderOnly))
 }
 
 // count returns how many processes of the run are alive: the program and
@@ -132,7 +117,7 @@ func (s *supervisor) kill(why Reason) {
 // the run's own tree, not the host's whole process table.
 func (s *supervisor) count() int {
 	n := 1
-	for _, p := range procfs.Tree(s.pid) {
+	for _, p := range procfs.Tree(s.proc.PID()) {
 		if p.Alive() {
 			n++
 		}
@@ -140,16 +125,28 @@ func (s *supervisor) count() int {
 	return n
 }
 
-// killRun kills a run. With tree set it kills the process, its process
-// group, its descendants and every process of its session, and waits until
-// they are dead; otherwise only the process. The program runs as session
-// leader, so its pid is also its session and group id; this works after
-// the leader has been reaped too (the sweep), through the session.
-func killRun(pid int, tree bool) {
-	if !tree {
-		unix.Kill(pid, unix.SIGKILL)
-		return
+// killRun kills a run led by proc. With tree set it kills the process,
+// its process group, its descendants and every process of its session,
+// and waits until they are dead; otherwise only the process. The program
+// runs as session leader, so its pid is also its session and group id.
+//
+// Only the leader is signalled through its pidfd; the rest are found by
+// number (the group id, the session id in /proc) and so are killed only
+// while proc is held unreaped: then those numbers name this run alone,
+// and a process that /proc lists with them is the run's (see
+// child.Process). Once the leader is reaped, nothing is killed by number.
+func killRun(proc *child.Process, tree bool) {
+	proc.Signal(unix.SIGKILL)
+	if tree {
+		proc.Held(killTree)
 	}
+}
+
+// killTree kills the members of the run led by pid, which its caller
+// holds unreaped, and waits until they are dead.
+func killTree(pid int) {
+	// The whole group at once (the kernel signals it under one lock, so
+	// no fork slips through), then what left the group.
 	unix.Kill(-pid, unix.SIGKILL)
 	var k procfs.Killer
 	// A killed process cannot fork any more (fork fails with a fatal
@@ -172,7 +169,7 @@ func killPass(k *procfs.Killer, pid int) int {
 	}
 	found := 0
 	for _, p := range runMembers(procs, pid) {
-		if k.Kill(p.PID) {
+		if k.KillProc(p) {
 			found++
 		}
 	}

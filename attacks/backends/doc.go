@@ -16,6 +16,8 @@
 // killed whole at its end, so that nothing it started outlives the run.
 //
 // It imports the standard library, golang.org/x/sys, yaml.v3 and the
-// sandbox's cgroup, procfs and reexec packages; never the attacks, the
-// report or the checks.
+// sandbox's cgroup, child, procfs and reexec packages; never the attacks,
+// the report or the checks. It holds a run the way the sandbox does
+// (child: the first process held through its pidfd, unreaped until the
+// run is killed; the output drained with a grace).
 package backends

@@ -4,20 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/sandbox/cgroup"
+	"sandboxlab/sandbox/child"
 	"sandboxlab/sandbox/procfs"
 	"sandboxlab/sandbox/reexec"
 )
@@ -122,13 +121,15 @@ type Leftover struct {
 type Run struct {
 	l     Launch
 	cmd   *exec.Cmd
-	group *cgroup.Group // nil: held by token
+	proc  *child.Process // the backend's own process, reaped at the end of Wait
+	group *cgroup.Group  // nil: held by token
 	began time.Time
-	// exited is closed once the backend's own process has been reaped.
-	exited     chan struct{}
-	out, errs  *capture
-	readers    sync.WaitGroup
-	outR, errR *os.File
+	// exited is closed once the backend's own process has exited (it is
+	// reaped only once the run has been killed: until then its pid and
+	// its process group id name this run alone).
+	exited    chan struct{}
+	out, errs *capture
+	readers   child.Readers
 }
 
 // Start starts l in a control group of its own (or, where the machine
@@ -145,81 +146,117 @@ func Start(l Launch) (*Run, error) {
 		return nil, fmt.Errorf("starting %s: %w", filepath.Base(l.Argv[0]), err)
 	}
 	r := &Run{l: l, group: g, exited: make(chan struct{}), out: &capture{max: l.OutputMax}, errs: &capture{max: l.OutputMax}}
-	var closeAfter []*os.File
-	fail := func(err error) (*Run, error) {
-		for _, f := range append(closeAfter, r.outR, r.errR) {
-			if f != nil {
-				f.Close()
-			}
-		}
+	if err := r.start(); err != nil {
 		if g != nil {
 			g.Close()
 		}
 		return nil, fmt.Errorf("starting %s: %w", filepath.Base(l.Argv[0]), err)
 	}
-	var outW, errW *os.File
-	if r.outR, outW, err = os.Pipe(); err != nil {
-		return fail(err)
-	}
-	closeAfter = append(closeAfter, outW)
-	if r.errR, errW, err = os.Pipe(); err != nil {
-		return fail(err)
-	}
-	closeAfter = append(closeAfter, errW)
+	return r, nil
+}
 
+// start starts the backend with its output on pipes the harness reads,
+// and lets it go once it is in its group.
+func (r *Run) start() error {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer outW.Close() // the backend holds its own copy once started
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		return err
+	}
+	defer errW.Close()
+	cmd, gp, err := r.command(outW, errW)
+	if err == nil {
+		err = cmd.Start()
+		gp.started()
+	}
+	if err != nil {
+		gp.close()
+		outR.Close()
+		errR.Close()
+		return err
+	}
+	r.began, r.cmd, r.proc = time.Now(), cmd, child.Hold(cmd.Process.Pid)
+	if err := gp.open(r.group, cmd.Process.Pid); err != nil {
+		// Let go without the byte: the helper refuses to exec.
+		r.proc.Signal(unix.SIGKILL)
+		r.proc.Reap(cmd.Wait)
+		outR.Close()
+		errR.Close()
+		return fmt.Errorf("in its control group: %w", err)
+	}
+	r.readers.Read(outR, r.out)
+	r.readers.Read(errR, r.errs)
+	go func() {
+		r.proc.WaitExit()
+		close(r.exited)
+	}()
+	return nil
+}
+
+// command is the backend's command, writing to outW and errW, and the
+// gate it waits at on cgroup v1 (nil otherwise).
+func (r *Run) command(outW, errW *os.File) (*exec.Cmd, *gatePipe, error) {
 	// A session of its own: no terminal's signals reach it but the
 	// harness's; SIGKILL if the harness's thread that started it dies.
-	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: l.Credential}
-	cmd := &exec.Cmd{Path: l.Argv[0], Args: l.Argv}
-	var gateR, gateW *os.File
-	switch {
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: r.l.Credential}
+	cmd := &exec.Cmd{Path: r.l.Argv[0], Args: r.l.Argv}
+	var gt *gatePipe
+	switch g := r.group; {
 	case g != nil && g.Version() == 2:
 		fd, err := g.FD()
 		if err != nil {
-			return fail(err)
+			return nil, nil, err
 		}
 		attr.UseCgroupFD, attr.CgroupFD = true, fd
 	case g != nil:
-		if gateR, gateW, err = os.Pipe(); err != nil {
-			return fail(err)
-		}
-		closeAfter = append(closeAfter, gateR, gateW)
-		cmd = reexec.Command(gateHelper, l.Argv...)
-		cmd.ExtraFiles = []*os.File{gateR} // gateFD
-	}
-	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = l.Env, l.Dir, outW, errW, attr
-	if err := cmd.Start(); err != nil {
-		return fail(err)
-	}
-	r.began = time.Now()
-	r.cmd = cmd
-	outW.Close()
-	errW.Close()
-	if gateW != nil {
-		gateR.Close() // the helper holds it now
-		err := g.Add(cmd.Process.Pid)
-		if err == nil {
-			_, err = gateW.Write([]byte{1})
-		}
-		gateW.Close()
+		gr, gw, err := os.Pipe()
 		if err != nil {
-			// Let go without the byte: the helper refuses to exec.
-			cmd.Process.Kill()
-			cmd.Wait()
-			r.outR.Close()
-			r.errR.Close()
-			g.Close()
-			return nil, fmt.Errorf("starting %s in its control group: %w", filepath.Base(l.Argv[0]), err)
+			return nil, nil, err
 		}
+		gt = &gatePipe{r: gr, w: gw}
+		cmd = reexec.Command(gateHelper, r.l.Argv...)
+		cmd.ExtraFiles = []*os.File{gr} // gateFD
 	}
-	r.readers.Add(2)
-	go r.read(r.outR, r.out)
-	go r.read(r.errR, r.errs)
-	go func() {
-		cmd.Wait() // its status is in cmd.ProcessState
-		close(r.exited)
-	}()
-	return r, nil
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = r.l.Env, r.l.Dir, outW, errW, attr
+	return cmd, gt, nil
+}
+
+// gatePipe is the harness's end of a gate helper's pipe (cgroup v1): the
+// helper execs the backend only once it has read a byte from it. A nil
+// gate is no gate.
+type gatePipe struct{ r, w *os.File }
+
+// started closes the helper's end once the helper holds its own.
+func (gt *gatePipe) started() {
+	if gt != nil && gt.r != nil {
+		gt.r.Close()
+		gt.r = nil
+	}
+}
+
+// open adds the helper's pid to g and lets it go on.
+func (gt *gatePipe) open(g *cgroup.Group, pid int) error {
+	if gt == nil {
+		return nil
+	}
+	err := g.Add(pid)
+	if err == nil {
+		_, err = gt.w.Write([]byte{1})
+	}
+	gt.close()
+	return err
+}
+
+func (gt *gatePipe) close() {
+	if gt != nil {
+		gt.started()
+		gt.w.Close()
+	}
 }
 
 // PID is the backend's own process.
@@ -235,15 +272,7 @@ func (r *Run) Wait(ctx context.Context) (*Outcome, error) {
 	if r.group != nil {
 		o.Held = HeldByGroup
 	}
-	watchdog := time.NewTimer(r.l.Watchdog)
-	defer watchdog.Stop()
-	select {
-	case <-r.exited:
-	case <-ctx.Done():
-		o.StoppedBy = StopCancelled
-	case <-watchdog.C:
-		o.StoppedBy = StopWatchdog
-	}
+	o.StoppedBy = r.watch(ctx)
 	o.Wall = time.Since(r.began)
 	if o.StoppedBy == "" {
 		o.Left = r.settle()
@@ -262,20 +291,15 @@ func (r *Run) Wait(ctx context.Context) (*Outcome, error) {
 		// ended, or that gets SIGTERM, ends as usual and cleans up. What
 		// does not end in time is killed with the rest.
 		r.killProgram()
-		r.cmd.Process.Signal(syscall.SIGTERM)
+		r.proc.Signal(unix.SIGTERM)
 		select {
 		case <-r.exited:
 		case <-time.After(termGrace):
 		}
 	}
-	killErr := r.kill()
-	select {
-	case <-r.exited:
-	case <-time.After(killLimit):
-		killErr = errors.Join(killErr, fmt.Errorf("the backend's process %d did not end after SIGKILL", r.PID()))
-	}
-	r.drain()
-	if ps := r.cmd.ProcessState; ps != nil {
+	reaped, killErr := r.end()
+	r.readers.Drain(drainLimit)
+	if ps := r.cmd.ProcessState; reaped && ps != nil {
 		o.ExitCode = ps.ExitCode()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			o.Signal = unix.SignalName(ws.Signal())
@@ -285,6 +309,36 @@ func (r *Run) Wait(ctx context.Context) (*Outcome, error) {
 	o.Stdout, o.StdoutBytes = r.out.kept, r.out.n
 	o.Stderr, o.StderrBytes = r.errs.kept, r.errs.n
 	return o, killErr
+}
+
+// watch waits until the backend's own process ends (""), ctx is done
+// (StopCancelled) or the watchdog fires (StopWatchdog).
+func (r *Run) watch(ctx context.Context) string {
+	watchdog := time.NewTimer(r.l.Watchdog)
+	defer watchdog.Stop()
+	select {
+	case <-r.exited:
+		return ""
+	case <-ctx.Done():
+		return StopCancelled
+	case <-watchdog.C:
+		return StopWatchdog
+	}
+}
+
+// end kills all of the run, waits until the backend's own process has
+// ended and reaps it, and reports whether it did (the status is then in
+// r.cmd.ProcessState). An error says what could not be killed.
+func (r *Run) end() (reaped bool, err error) {
+	killErr := r.kill()
+	select {
+	case <-r.exited:
+		r.proc.Reap(r.cmd.Wait)
+		return true, killErr
+	case <-time.After(killLimit):
+		go r.proc.Reap(r.cmd.Wait) // whenever it ends
+		return false, errors.Join(killErr, fmt.Errorf("the backend's process %d did not end after SIGKILL", r.PID()))
+	}
 }
 
 // alive lists the processes of the run other than the backend's own,
@@ -322,7 +376,7 @@ func (r *Run) killProgram() {
 	var k procfs.Killer
 	for _, p := range procfs.WithArg(r.l.Token) {
 		if args := procfs.Cmdline(p.PID); len(args) > 0 && args[0] == r.l.Program && p.PID != r.PID() {
-			k.Kill(p.PID)
+			k.KillProc(p)
 		}
 	}
 	k.Wait(killLimit)
@@ -343,38 +397,19 @@ func (r *Run) settle() []Leftover {
 
 // kill kills everything of the run and waits until it is gone: the
 // control group (Close kills every member and removes the group), or the
-// session and every process with the run's token.
+// session's process group and every process with the run's token. The
+// backend's own process is not reaped yet, so the group's id is still the
+// run's.
 func (r *Run) kill() error {
 	if r.group != nil {
 		return r.group.Close()
 	}
-	syscall.Kill(-r.PID(), syscall.SIGKILL) // its session's process group
+	r.proc.SignalGroup(unix.SIGKILL)
 	procfs.KillWithArg(r.l.Token, killLimit)
 	if left := procfs.WithArg(r.l.Token); len(left) > 0 {
 		return fmt.Errorf("killing the run: %d processes with its token survive", len(left))
 	}
 	return nil
-}
-
-// drain waits for the output pipes to close (every holder is dead now),
-// then closes them whatever holds them still.
-func (r *Run) drain() {
-	done := make(chan struct{})
-	go func() { r.readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(drainLimit):
-		r.outR.Close()
-		r.errR.Close()
-		<-done
-	}
-}
-
-// read copies one stream into c until it closes.
-func (r *Run) read(f *os.File, c *capture) {
-	defer r.readers.Done()
-	io.Copy(c, f)
-	f.Close()
 }
 
 // capture keeps the first max bytes written to it and counts them all.

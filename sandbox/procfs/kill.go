@@ -12,7 +12,9 @@ type Killer struct {
 	fds []int
 }
 
-// Kill sends SIGKILL to pid and reports whether the process was there.
+// Kill sends SIGKILL to the process that has pid now and reports whether
+// there was one. Where pid was read from /proc a moment ago, use KillProc:
+// the process may have ended since, and its pid been given to another.
 func (k *Killer) Kill(pid int) bool {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -21,6 +23,40 @@ func (k *Killer) Kill(pid int) bool {
 	unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	k.fds = append(k.fds, fd)
 	return true
+}
+
+// KillProc sends SIGKILL to the process p was read from (Scan, Stat,
+// WithArg) and reports whether it was still there. Once it holds a pidfd
+// for p.PID it reads /proc again: if the process the pidfd refers to is
+// still running after that read, the read was of that process, and its
+// start time says whether it is p or a later process that was given p's
+// pid. A process that ended in between is not signalled, and a pidfd
+// never reaches a process that took the pid afterwards.
+func (k *Killer) KillProc(p Proc) bool {
+	fd, err := unix.PidfdOpen(p.PID, 0)
+	if err != nil {
+		return false
+	}
+	now, err := Stat(p.PID)
+	if err != nil || now.Start != p.Start || exited(fd) {
+		unix.Close(fd)
+		return false
+	}
+	unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	k.fds = append(k.fds, fd)
+	return true
+}
+
+// exited reports whether the process a pidfd refers to has exited (the
+// pidfd turns readable).
+func exited(fd int) bool {
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err != nil || n > 0
+	}
 }
 
 // Wait waits until every killed process has exited (its pidfd turns
@@ -81,7 +117,7 @@ func killAll(list func() []Proc, limit time.Duration) int {
 		var k Killer
 		n := 0
 		for _, p := range list() {
-			if k.Kill(p.PID) {
+			if p.Start != 0 && k.KillProc(p) || p.Start == 0 && k.Kill(p.PID) {
 				n++
 			}
 		}

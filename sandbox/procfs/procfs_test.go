@@ -101,3 +101,27 @@ func TestTreeMatchesDescendants(t *testing.T) {
 	assert.DeepEqual(t, tree, pids(Descendants(procs, cmd.Process.Pid)))
 	assert.Check(t, is.Len(Tree(1<<30), 0), "no such process: an empty tree")
 }
+
+// TestKillProcChecksWhoHasThePid: KillProc kills the process it was
+// given, and not the one that has its pid when the start time differs
+// (as a process that took a reaped pid would); nor one that has ended.
+func TestKillProcChecksWhoHasThePid(t *testing.T) {
+	cmd := exec.Command("/bin/sleep", "60")
+	assert.NilError(t, cmd.Start())
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	p, err := Stat(cmd.Process.Pid)
+	assert.NilError(t, err)
+	var k Killer
+	stale := p
+	stale.Start--
+	assert.Check(t, !k.KillProc(stale), "a process that started at another time is another process")
+	time.Sleep(20 * time.Millisecond)
+	now, err := Stat(p.PID)
+	assert.NilError(t, err)
+	assert.Check(t, now.Alive(), "the pid's present owner survives")
+
+	assert.Check(t, k.KillProc(p))
+	assert.Check(t, k.Wait(5*time.Second))
+	assert.Check(t, !k.KillProc(p), "an ended process is not signalled")
+}

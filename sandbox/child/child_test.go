@@ -1,0 +1,89 @@
+package child
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// TestHeldUntilReaped: an exited process stays held (a zombie, its pid
+// its own) until Reap; after Reap nothing is signalled by number.
+func TestHeldUntilReaped(t *testing.T) {
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	assert.NilError(t, cmd.Start())
+	p := Hold(cmd.Process.Pid)
+	assert.NilError(t, p.WaitExit())
+	assert.Check(t, p.Exited())
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID()) + "/stat")
+	assert.NilError(t, err, "the exited process is still there, unreaped")
+	assert.Check(t, bytes.Contains(st, []byte(") Z ")), "%s", st)
+	calls := 0
+	assert.Check(t, p.Held(func(pid int) { calls++; assert.Check(t, is.Equal(pid, cmd.Process.Pid)) }))
+	assert.Check(t, p.SignalGroup(0), "the group is still the zombie's")
+	assert.NilError(t, p.Reap(cmd.Wait))
+	assert.Check(t, cmd.ProcessState != nil && cmd.ProcessState.Success())
+	assert.Check(t, !p.Held(func(int) { calls++ }), "held after the reap")
+	assert.Check(t, is.Equal(calls, 1))
+	assert.Check(t, is.ErrorIs(p.SignalGroup(unix.SIGKILL), ErrReaped))
+	assert.Check(t, p.Signal(unix.SIGKILL) != nil, "a signal after the reap reaches nobody")
+	assert.Check(t, p.Exited())
+}
+
+// TestReapWaitsForAKill: Reap does not reap while a kill by number is
+// under way.
+func TestReapWaitsForAKill(t *testing.T) {
+	cmd := exec.Command("/bin/sleep", "60")
+	assert.NilError(t, cmd.Start())
+	p := Hold(cmd.Process.Pid)
+	inside, release := make(chan struct{}), make(chan struct{})
+	go p.Held(func(pid int) {
+		close(inside)
+		<-release
+		unix.Kill(pid, unix.SIGKILL)
+	})
+	<-inside
+	reaped := make(chan error)
+	go func() { reaped <- p.Reap(cmd.Wait) }()
+	select {
+	case <-reaped:
+		t.Fatal("reaped while a kill by number was under way")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	err := <-reaped
+	var exit *exec.ExitError
+	assert.Check(t, errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL, "%v", err)
+}
+
+// TestDrainGrace: output that reaches EOF is read whole; a pipe a
+// process keeps open is closed after the grace.
+func TestDrainGrace(t *testing.T) {
+	r, w, err := os.Pipe()
+	assert.NilError(t, err)
+	var out bytes.Buffer
+	var rs Readers
+	rs.Read(r, &out)
+	w.Write([]byte("hello"))
+	w.Close()
+	assert.Check(t, rs.Drain(time.Minute), "ended by itself")
+	assert.Check(t, is.Equal(out.String(), "hello"))
+
+	r, w, err = os.Pipe()
+	assert.NilError(t, err)
+	defer w.Close() // held open, as by a process that escaped
+	var rs2 Readers
+	rs2.Read(r, &bytes.Buffer{})
+	start := time.Now()
+	assert.Check(t, !rs2.Drain(50*time.Millisecond), "cut short")
+	assert.Check(t, time.Since(start) < 10*time.Second)
+}

@@ -1,0 +1,260 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+)
+
+// The init tells its parent why it failed in one record on its error
+// pipe, and writes nothing when it execs the program (the pipe is
+// close-on-exec). The record has a fixed binary layout, so that the init
+// can write it with bare system calls and no allocation once the
+// program's resource limits are set (see execWithLimits):
+//
+//	offset  size  field
+//	0       4     magic "sbxi"
+//	4       1     version (1)
+//	5       1     kind (InitErrorKind)
+//	6       1     step (InitStep)
+//	7       1     zero
+//	8       4     errno, little-endian (0: none)
+//	12      2     length of the message, little-endian
+//	14      n     the message, UTF-8
+//
+// A record is at most PIPE_BUF bytes and written in one write, so it
+// arrives whole or not at all; the parent reads to EOF and takes anything
+// but one whole, well-formed record as an error, never as a started
+// program.
+const (
+	recordMagic   = "sbxi"
+	recordVersion = 1
+	recordHeader  = 14
+	recordErrno   = 8 // offset of the errno
+	recordMax     = 4096
+)
+
+// InitErrorKind says which part of starting the program failed.
+type InitErrorKind uint8
+
+const (
+	// InitSetupFailed: the init could not set the sandbox up, and ran
+	// nothing. The error is ErrUnavailable.
+	InitSetupFailed InitErrorKind = 1
+	// InitExecFailed: the sandbox was set up, but the program could not
+	// be executed. The error is os/exec's: a *fs.PathError for the exec,
+	// so a missing program is fs.ErrNotExist.
+	InitExecFailed InitErrorKind = 2
+)
+
+func (k InitErrorKind) String() string {
+	switch k {
+	case InitSetupFailed:
+		return "set-up failed"
+	case InitExecFailed:
+		return "exec failed"
+	}
+	return fmt.Sprintf("InitErrorKind(%d)", uint8(k))
+}
+
+// InitStep is the step of the init's work that failed, in the order the
+// init takes them.
+type InitStep uint8
+
+const (
+	StepStart         InitStep = iota + 1 // the init itself: its thread, its config, the planted defect
+	StepEgress                            // opening the way to the egress proxy
+	StepPrivateMounts                     // making every mount private
+	StepMountProc                         // mounting /proc
+	StepHide                              // hiding a path
+	StepPrivateDirs                       // covering the scratch directories
+	StepKeyring                           // joining a fresh session keyring
+	StepCapabilities                      // dropping capabilities
+	StepNoNewPrivs                        // setting no_new_privs
+	StepLandlock                          // restricting with Landlock
+	StepSeccomp                           // installing the system-call filter
+	StepCgroup                            // joining the run's control group
+	StepEnvironment                       // handing the program its environment
+	StepRlimits                           // setting the resource limits
+	StepExec                              // executing the program
+	stepEnd
+)
+
+var stepNames = [stepEnd]string{"", "starting the init", "opening the egress relay", "making mounts private",
+	"mounting /proc", "hiding a path", "covering the private directories", "joining a fresh keyring",
+	"dropping capabilities", "setting no_new_privs", "restricting with Landlock", "installing the system-call filter",
+	"joining the control group", "passing the environment", "setting resource limits", "executing the program"}
+
+func (s InitStep) String() string {
+	if s > 0 && s < stepEnd {
+		return stepNames[s]
+	}
+	return fmt.Sprintf("InitStep(%d)", uint8(s))
+}
+
+// InitError is why the init did not start the program, as it reported.
+type InitError struct {
+	Kind InitErrorKind
+	Step InitStep
+	// Errno is the system call's error, 0 when the failure had none.
+	Errno syscall.Errno
+	// Message says what the init was doing ("mounting proc on /proc"),
+	// and why it failed where there is no Errno.
+	Message string
+	// Path is the program's.
+	Path string
+}
+
+func (e *InitError) Error() string {
+	if e.Kind == InitExecFailed {
+		return e.pathError().Error()
+	}
+	msg := e.Message
+	if msg == "" {
+		msg = e.Step.String()
+	}
+	if e.Errno != 0 && !strings.HasSuffix(msg, e.Errno.Error()) {
+		msg += ": " + e.Errno.Error()
+	}
+	return ErrUnavailable.Error() + ": " + msg
+}
+
+// Unwrap gives a set-up failure as ErrUnavailable and its errno, an exec
+// failure as the *fs.PathError os/exec would return.
+func (e *InitError) Unwrap() []error {
+	if e.Kind == InitExecFailed {
+		return []error{e.pathError()}
+	}
+	if e.Errno != 0 {
+		return []error{ErrUnavailable, e.Errno}
+	}
+	return []error{ErrUnavailable}
+}
+
+func (e *InitError) pathError() *fs.PathError {
+	return &fs.PathError{Op: "exec", Path: e.Path, Err: e.Errno}
+}
+
+// initRecord is one record as it travels.
+type initRecord struct {
+	Kind    InitErrorKind
+	Step    InitStep
+	Errno   syscall.Errno
+	Message string
+}
+
+// encode lays r out as the parent reads it, the message cut to fit.
+func (r initRecord) encode() []byte {
+	msg := strings.ToValidUTF8(r.Message, "\uFFFD")
+	if len(msg) > recordMax-recordHeader {
+		msg = strings.ToValidUTF8(msg[:recordMax-recordHeader], "")
+	}
+	b := make([]byte, recordHeader, recordHeader+len(msg))
+	copy(b, recordMagic)
+	b[4], b[5], b[6] = recordVersion, byte(r.Kind), byte(r.Step)
+	binary.LittleEndian.PutUint32(b[recordErrno:], uint32(r.Errno))
+	binary.LittleEndian.PutUint16(b[12:], uint16(len(msg)))
+	return append(b, msg...)
+}
+
+// errInitReport is wrapped by the error for a report of the init's that
+// is not one whole record.
+var errInitReport = errors.New("unreadable report from the init")
+
+// decodeInitRecord reads one whole record, and refuses anything else.
+func decodeInitRecord(b []byte) (initRecord, error) {
+	bad := func(format string, args ...any) (initRecord, error) {
+		return initRecord{}, fmt.Errorf("%w: "+format, append([]any{errInitReport}, args...)...)
+	}
+	if len(b) < recordHeader {
+		return bad("%d bytes, short of a record's header", len(b))
+	}
+	if string(b[:4]) != recordMagic || b[4] != recordVersion || b[7] != 0 {
+		return bad("not a version %d record: % x", recordVersion, b[:8])
+	}
+	r := initRecord{Kind: InitErrorKind(b[5]), Step: InitStep(b[6]), Errno: syscall.Errno(binary.LittleEndian.Uint32(b[recordErrno:]))}
+	if n := int(binary.LittleEndian.Uint16(b[12:])); recordHeader+n != len(b) {
+		return bad("a message of %d bytes in a record of %d", n, len(b))
+	}
+	msg := b[recordHeader:]
+	switch {
+	case r.Kind != InitSetupFailed && r.Kind != InitExecFailed:
+		return bad("unknown kind %d", r.Kind)
+	case r.Step == 0 || r.Step >= stepEnd:
+		return bad("unknown step %d", r.Step)
+	case (r.Kind == InitExecFailed) != (r.Step == StepExec):
+		return bad("%s at step %s", r.Kind, r.Step)
+	case r.Kind == InitExecFailed && r.Errno == 0:
+		return bad("a failed exec without an errno")
+	case !utf8.Valid(msg):
+		return bad("a message that is not UTF-8")
+	}
+	r.Message = string(msg)
+	return r, nil
+}
+
+// readInitReport reads what the init wrote until EOF, a byte past the
+// largest record at most.
+func readInitReport(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, recordMax+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errInitReport, err)
+	}
+	return b, nil
+}
+
+// initOutcome is what the init's report says about the start of the
+// program at path: nil when the init exec'd it (it wrote nothing), the
+// *InitError it reported, or an error wrapping ErrUnavailable when the
+// report could not be read or is not one whole record.
+func initOutcome(report []byte, readErr error, path string) error {
+	if readErr != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, readErr)
+	}
+	if len(report) == 0 {
+		return nil
+	}
+	r, err := decodeInitRecord(report)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return &InitError{Kind: r.Kind, Step: r.Step, Errno: r.Errno, Message: r.Message, Path: path}
+}
+
+// initFailure is a failure inside the init, with the step it failed at:
+// initMain sends it as a record.
+type initFailure struct {
+	kind InitErrorKind
+	step InitStep
+	err  error
+}
+
+func (f *initFailure) Error() string { return f.err.Error() }
+func (f *initFailure) Unwrap() error { return f.err }
+
+// failedAt marks err as the failure of a set-up step.
+func failedAt(step InitStep, err error) error {
+	return &initFailure{kind: InitSetupFailed, step: step, err: err}
+}
+
+// recordOf is the record for what runInit returned. The errno is the
+// first in err's chain; the message is err's text less that errno's,
+// which InitError.Error puts back.
+func recordOf(err error) initRecord {
+	r := initRecord{Kind: InitSetupFailed, Step: StepStart, Message: err.Error()}
+	var f *initFailure
+	if errors.As(err, &f) {
+		r.Kind, r.Step = f.kind, f.step
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		r.Errno = errno
+		r.Message = strings.TrimSuffix(r.Message, ": "+errno.Error())
+	}
+	return r
+}
