@@ -17,6 +17,7 @@ import (
 	"sandboxlab/mutants"
 	"sandboxlab/sandbox/cgroup"
 	"sandboxlab/sandbox/child"
+	"sandboxlab/sandbox/cleanup"
 	"sandboxlab/sandbox/egress"
 	"sandboxlab/sandbox/landlock"
 )
@@ -72,7 +73,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if err != nil {
 		return nil, fmt.Errorf("creating output pipes: %w", err)
 	}
-	cu := cleanup{}
+	var cu cleanup.Stack
 	cu.Add(ps.close)
 	defer cu.Clean()
 	rg, err := newRunGroup(p)
