@@ -1,11 +1,12 @@
 package sandbox
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -73,6 +74,9 @@ type initConfig struct {
 	// Egress opens the program's way to the egress proxy (see
 	// egressRelay); nil: none.
 	Egress *egressInit
+	// Reaper keeps the init as PID 1 and runs the program as its child
+	// (see reaper.go); nil: the init execs the program.
+	Reaper *reaperInit
 }
 
 // initEnv is the init's own environment, put before the program's and
@@ -107,12 +111,20 @@ func initMain(args []string) int {
 	// straight into the program: close everything above stderr at exec.
 	unix.CloseRange(initErrFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	err := runInit(args[0], args[1:])
+	switch {
+	case err == nil:
+		return 0 // the reaper has reported how the program ended
+	case errors.Is(err, errReported):
+		return 125
+	}
 	errPipe.Write(recordOf(err).encode())
 	return 125
 }
 
-// runInit sets the sandbox up and execs the program. It returns only on
-// failure, with the step that failed (see initFailure).
+// runInit sets the sandbox up and execs the program, or, as the
+// program's reaper, runs it and returns nil once it has reported its end.
+// Otherwise it returns only on failure, with the step that failed (see
+// initFailure), or errReported when the record is already sent.
 func runInit(config string, argv []string) error {
 	var cfg initConfig
 	if err := decodeConfig(config, &cfg); err != nil {
@@ -127,7 +139,16 @@ func runInit(config string, argv []string) error {
 	if cfg.OwnEnv > len(env) {
 		return failedAt(StepEnvironment, fmt.Errorf("the init's environment lacks its own %d entries", cfg.OwnEnv))
 	}
-	return execWithLimits(argv, env[cfg.OwnEnv:], cfg.Rlimits)
+	plan, err := newExecPlan(argv, env[cfg.OwnEnv:], cfg.Rlimits)
+	if err != nil {
+		return err
+	}
+	if cfg.Reaper != nil {
+		plan.groupFDs = cfg.CgroupTasks // joined by the program's process, not the init
+		return reap(cfg.Reaper, plan)
+	}
+	plan.run()
+	return nil // not reached
 }
 
 // setupSteps are the init's steps before the exec, in order; each does
@@ -260,56 +281,115 @@ func installFilter(cfg *initConfig) error {
 }
 
 func joinRunGroup(cfg *initConfig) error {
-	if cfg.CgroupTasks == 0 {
+	if cfg.CgroupTasks == 0 || cfg.Reaper != nil { // the reaper stays out: see execPlan.run
 		return nil
 	}
 	return joinCgroup(cfg.CgroupTasks)
 }
 
-// execWithLimits sets the resource limits and execs the program without
-// allocating in between: under RLIMIT_AS the Go runtime may be unable to
-// map another heap arena, and a failed allocation would crash the init
-// instead of running the program. It returns only on failure. The records
-// it may send are made before the first limit is set.
-func execWithLimits(argv, environ []string, rlimits []rlimit) error {
-	path, err := unix.BytePtrFromString(argv[0])
-	if err != nil {
-		return &initFailure{kind: InitExecFailed, step: StepExec, err: err}
-	}
-	args, err := cStrings(argv)
-	if err != nil {
-		return &initFailure{kind: InitExecFailed, step: StepExec, err: err}
-	}
-	env, err := cStrings(environ)
-	if err != nil {
-		return failedAt(StepEnvironment, err)
-	}
-	lims := make([]unix.Rlimit, len(rlimits))
-	failed := make([][]byte, len(rlimits))
-	for i, rl := range rlimits {
-		lims[i] = unix.Rlimit{Cur: rl.Cur, Max: rl.Max}
-		failed[i] = initRecord{Kind: InitSetupFailed, Step: StepRlimits, Message: "setting " + rlimitName(rl.Resource)}.encode()
-	}
-	execFailed := initRecord{Kind: InitExecFailed, Step: StepExec}.encode()
-	// Raw prlimit also keeps the runtime from restoring its own
-	// RLIMIT_NOFILE at exec (it only does that inside syscall.Exec).
-	for i := range lims {
-		_, _, e := unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(rlimits[i].Resource), uintptr(unsafe.Pointer(&lims[i])), 0, 0, 0)
-		if e != 0 {
-			rawFail(failed[i], e)
-		}
-	}
-	_, _, e := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&args[0])), uintptr(unsafe.Pointer(&env[0])))
-	rawFail(execFailed, e)
-	return nil // not reached
+// execPlan is everything the exec of the program needs, made before the
+// first resource limit is set: under RLIMIT_AS the Go runtime may be
+// unable to map another heap arena, and a failed allocation would crash
+// the init instead of running the program. As the program's reaper, the
+// init runs it in a forked child (see forkProgram), where only bare
+// system calls are safe. The records it may send are made here too.
+type execPlan struct {
+	path       *byte
+	argv, env  []*byte
+	limits     []unix.Rlimit
+	resources  []uintptr
+	limitFails [][]byte // a record for each limit
+	execFailed []byte
+	// groupFDs is how many tasks files of the run's control group the
+	// program's process joins from cgroupTasksFD on (the reaper's child;
+	// 0 when the init joined in its own set-up).
+	groupFDs    int
+	groupFailed []byte
+	// sigmask is restored just before the exec when restoreMask is set
+	// (the reaper's child, forked with every signal blocked).
+	sigmask     [1]uint64
+	restoreMask bool
+	// statusFD gets a byte when the exec fails (-1: none): the reaper
+	// learns from it whether its child became the program.
+	statusFD int
+	zero     [1]byte // "0": the writer itself, to a tasks file
 }
 
-// rawFail puts the errno into record, writes it on the error pipe in one
-// write and exits, allocating nothing.
-func rawFail(record []byte, e unix.Errno) {
-	binary.LittleEndian.PutUint32(record[recordErrno:], uint32(e))
-	unix.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(&record[0])), uintptr(len(record)))
-	unix.RawSyscall(unix.SYS_EXIT_GROUP, 125, 0, 0)
+// newExecPlan makes the plan to exec argv with environ under rlimits.
+func newExecPlan(argv, environ []string, rlimits []rlimit) (*execPlan, error) {
+	e := &execPlan{statusFD: -1, zero: [1]byte{'0'}}
+	var err error
+	if e.path, err = unix.BytePtrFromString(argv[0]); err != nil {
+		return nil, &initFailure{kind: InitExecFailed, step: StepExec, err: err}
+	}
+	if e.argv, err = cStrings(argv); err != nil {
+		return nil, &initFailure{kind: InitExecFailed, step: StepExec, err: err}
+	}
+	if e.env, err = cStrings(environ); err != nil {
+		return nil, failedAt(StepEnvironment, err)
+	}
+	for _, rl := range rlimits {
+		e.limits = append(e.limits, unix.Rlimit{Cur: rl.Cur, Max: rl.Max})
+		e.resources = append(e.resources, uintptr(rl.Resource))
+		e.limitFails = append(e.limitFails, initRecord{Kind: InitSetupFailed, Step: StepRlimits, Message: "setting " + rlimitName(rl.Resource)}.encode())
+	}
+	e.execFailed = initRecord{Kind: InitExecFailed, Step: StepExec}.encode()
+	e.groupFailed = initRecord{Kind: InitSetupFailed, Step: StepCgroup, Message: "joining the run's control group"}.encode()
+	return e, nil
+}
+
+// run joins the control group, sets the limits and execs the program,
+// with bare system calls and no allocation; it returns only by exiting.
+// It is nosplit (and so calls nothing that is not) because in a forked
+// child a stack check could call into the runtime, whose other threads
+// do not exist there.
+//
+//go:nosplit
+//go:norace
+func (e *execPlan) run() {
+	for i := 0; i < e.groupFDs; i++ {
+		for {
+			_, _, errno := syscall.RawSyscall(unix.SYS_WRITE, uintptr(cgroupTasksFD+i), uintptr(unsafe.Pointer(&e.zero[0])), 1)
+			if errno == unix.EINTR {
+				continue
+			}
+			if errno != 0 {
+				e.fail(e.groupFailed, errno)
+			}
+			break
+		}
+	}
+	// Raw prlimit also keeps the runtime from restoring its own
+	// RLIMIT_NOFILE at exec (it only does that inside syscall.Exec).
+	for i := 0; i < len(e.limits); i++ {
+		_, _, errno := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, e.resources[i], uintptr(unsafe.Pointer(&e.limits[i])), 0, 0, 0)
+		if errno != 0 {
+			e.fail(e.limitFails[i], errno)
+		}
+	}
+	if e.restoreMask {
+		syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&e.sigmask[0])), 0, 8, 0, 0)
+	}
+	_, _, errno := syscall.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(e.path)), uintptr(unsafe.Pointer(&e.argv[0])), uintptr(unsafe.Pointer(&e.env[0])))
+	e.fail(e.execFailed, errno)
+}
+
+// fail puts the errno into record, writes it on the error pipe in one
+// write (and a byte on the status pipe, if any) and exits, allocating
+// nothing.
+//
+//go:nosplit
+//go:norace
+func (e *execPlan) fail(record []byte, errno syscall.Errno) {
+	record[recordErrno] = byte(errno)
+	record[recordErrno+1] = byte(errno >> 8)
+	record[recordErrno+2] = byte(errno >> 16)
+	record[recordErrno+3] = byte(errno >> 24)
+	syscall.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(&record[0])), uintptr(len(record)))
+	if e.statusFD >= 0 {
+		syscall.RawSyscall(unix.SYS_WRITE, uintptr(e.statusFD), uintptr(unsafe.Pointer(&record[0])), 1)
+	}
+	syscall.RawSyscall(unix.SYS_EXIT_GROUP, 125, 0, 0)
 }
 
 // rlimitName names a resource the init limits.

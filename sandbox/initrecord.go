@@ -8,14 +8,18 @@ import (
 	"io/fs"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 )
 
 // The init tells its parent why it failed in one record on its error
 // pipe, and writes nothing when it execs the program (the pipe is
-// close-on-exec). The record has a fixed binary layout, so that the init
+// close-on-exec). As the program's reaper (Processes.Reaper) it stays,
+// and its one record says instead how the program ended: its wait status,
+// or the deadline reached (see initEnd). The record has a fixed binary
+// layout, so that the init, or the program's process before its exec,
 // can write it with bare system calls and no allocation once the
-// program's resource limits are set (see execWithLimits):
+// program's resource limits are set (see execPlan):
 //
 //	offset  size  field
 //	0       4     magic "sbxi"
@@ -26,6 +30,13 @@ import (
 //	8       4     errno, little-endian (0: none)
 //	12      2     length of the message, little-endian
 //	14      n     the message, UTF-8
+//
+// The reaper's records have no step and no errno, and a fixed payload in
+// place of the message (integers little-endian): programEnded the wait
+// status (4 bytes); deadlineReached when the init found the deadline up
+// (CLOCK_MONOTONIC, 8 bytes), the program's run-queue wait in ns (8),
+// the threads it was summed over (4) and the CPU time of its processes
+// then alive, in ns (8).
 //
 // A record is at most PIPE_BUF bytes and written in one write, so it
 // arrives whole or not at all; the parent reads to EOF and takes anything
@@ -50,6 +61,17 @@ const (
 	// be executed. The error is os/exec's: a *fs.PathError for the exec,
 	// so a missing program is fs.ErrNotExist.
 	InitExecFailed InitErrorKind = 2
+
+	// The reaper's records, never an error: the program ended by itself,
+	// or the init ended the run at its deadline.
+	programEnded    InitErrorKind = 3
+	deadlineReached InitErrorKind = 4
+)
+
+// Payload sizes of the reaper's records.
+const (
+	endedPayload    = 4
+	deadlinePayload = 28
 )
 
 func (k InitErrorKind) String() string {
@@ -58,6 +80,10 @@ func (k InitErrorKind) String() string {
 		return "set-up failed"
 	case InitExecFailed:
 		return "exec failed"
+	case programEnded:
+		return "program ended"
+	case deadlineReached:
+		return "deadline reached"
 	}
 	return fmt.Sprintf("InitErrorKind(%d)", uint8(k))
 }
@@ -146,14 +172,58 @@ type initRecord struct {
 	Step    InitStep
 	Errno   syscall.Errno
 	Message string
+	// End is the reaper's report (kinds programEnded and deadlineReached),
+	// nil in a failure's record.
+	End *initEnd
+}
+
+// initEnd is how the program ended, as its reaper saw it.
+type initEnd struct {
+	// Deadline is true when the init ended the run at its deadline; the
+	// kernel then killed the program (SIGKILL) as the namespace ended.
+	Deadline bool
+	// Status is the program's wait status when it ended by itself.
+	Status syscall.WaitStatus
+	// At is when the init found the deadline up (CLOCK_MONOTONIC, ns).
+	At int64
+	// RunQueueWait is the program's wait for a CPU at the deadline, and
+	// RunQueueTasks the threads it was summed over; CPU is the CPU time
+	// of its processes then alive, which their kill leaves out of the
+	// init's rusage (see usage).
+	RunQueueWait  time.Duration
+	RunQueueTasks int
+	CPU           time.Duration
+}
+
+// endRecord is the record of the program's end.
+func endRecord(e initEnd) initRecord {
+	if e.Deadline {
+		return initRecord{Kind: deadlineReached, End: &e}
+	}
+	return initRecord{Kind: programEnded, End: &e}
+}
+
+// payload is the message area of r: its text, or the reaper's fields.
+func (r initRecord) payload() string {
+	if r.End == nil {
+		msg := strings.ToValidUTF8(r.Message, "\uFFFD")
+		if len(msg) > recordMax-recordHeader {
+			msg = strings.ToValidUTF8(msg[:recordMax-recordHeader], "")
+		}
+		return msg
+	}
+	if !r.End.Deadline {
+		return string(binary.LittleEndian.AppendUint32(nil, uint32(r.End.Status)))
+	}
+	b := binary.LittleEndian.AppendUint64(nil, uint64(r.End.At))
+	b = binary.LittleEndian.AppendUint64(b, uint64(r.End.RunQueueWait))
+	b = binary.LittleEndian.AppendUint32(b, uint32(r.End.RunQueueTasks))
+	return string(binary.LittleEndian.AppendUint64(b, uint64(r.End.CPU)))
 }
 
 // encode lays r out as the parent reads it, the message cut to fit.
 func (r initRecord) encode() []byte {
-	msg := strings.ToValidUTF8(r.Message, "\uFFFD")
-	if len(msg) > recordMax-recordHeader {
-		msg = strings.ToValidUTF8(msg[:recordMax-recordHeader], "")
-	}
+	msg := r.payload()
 	b := make([]byte, recordHeader, recordHeader+len(msg))
 	copy(b, recordMagic)
 	b[4], b[5], b[6] = recordVersion, byte(r.Kind), byte(r.Step)
@@ -182,6 +252,9 @@ func decodeInitRecord(b []byte) (initRecord, error) {
 		return bad("a message of %d bytes in a record of %d", n, len(b))
 	}
 	msg := b[recordHeader:]
+	if r.Kind == programEnded || r.Kind == deadlineReached {
+		return decodeEnd(r, msg)
+	}
 	switch {
 	case r.Kind != InitSetupFailed && r.Kind != InitExecFailed:
 		return bad("unknown kind %d", r.Kind)
@@ -198,6 +271,26 @@ func decodeInitRecord(b []byte) (initRecord, error) {
 	return r, nil
 }
 
+// decodeEnd reads the payload of one of the reaper's records, whose
+// header r holds.
+func decodeEnd(r initRecord, payload []byte) (initRecord, error) {
+	want := endedPayload
+	if r.Kind == deadlineReached {
+		want = deadlinePayload
+	}
+	if r.Step != 0 || r.Errno != 0 || len(payload) != want {
+		return initRecord{}, fmt.Errorf("%w: a %s record with step %d, errno %d and %d bytes of payload",
+			errInitReport, r.Kind, r.Step, r.Errno, len(payload))
+	}
+	le := binary.LittleEndian
+	if r.Kind == programEnded {
+		return endRecord(initEnd{Status: syscall.WaitStatus(le.Uint32(payload))}), nil
+	}
+	return endRecord(initEnd{Deadline: true, At: int64(le.Uint64(payload)),
+		RunQueueWait: time.Duration(le.Uint64(payload[8:])), RunQueueTasks: int(le.Uint32(payload[16:])),
+		CPU: time.Duration(le.Uint64(payload[20:]))}), nil
+}
+
 // readInitReport reads what the init wrote until EOF, a byte past the
 // largest record at most.
 func readInitReport(r io.Reader) ([]byte, error) {
@@ -208,22 +301,26 @@ func readInitReport(r io.Reader) ([]byte, error) {
 	return b, nil
 }
 
-// initOutcome is what the init's report says about the start of the
-// program at path: nil when the init exec'd it (it wrote nothing), the
-// *InitError it reported, or an error wrapping ErrUnavailable when the
-// report could not be read or is not one whole record.
-func initOutcome(report []byte, readErr error, path string) error {
+// initOutcome is what the init's report says about the program at path:
+// nil, nil when the init exec'd it and wrote nothing (or, as the reaper,
+// died before it could write); the reaper's record of the program's end;
+// the *InitError it reported; or an error wrapping ErrUnavailable when
+// the report could not be read or is not one whole record.
+func initOutcome(report []byte, readErr error, path string) (*initEnd, error) {
 	if readErr != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, readErr)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, readErr)
 	}
 	if len(report) == 0 {
-		return nil
+		return nil, nil
 	}
 	r, err := decodeInitRecord(report)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	return &InitError{Kind: r.Kind, Step: r.Step, Errno: r.Errno, Message: r.Message, Path: path}
+	if r.End != nil {
+		return r.End, nil
+	}
+	return nil, &InitError{Kind: r.Kind, Step: r.Step, Errno: r.Errno, Message: r.Message, Path: path}
 }
 
 // initFailure is a failure inside the init, with the step it failed at:

@@ -110,7 +110,7 @@ func TestInitReportsFromTheRawPath(t *testing.T) {
 	rec, err = decodeInitRecord(report)
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(rec, initRecord{Kind: InitExecFailed, Step: StepExec, Errno: syscall.EACCES}))
-	assert.Check(t, errors.Is(initOutcome(report, nil, dir), fs.ErrPermission))
+	assert.Check(t, errors.Is(initOutcomeErr(report, nil, dir), fs.ErrPermission))
 }
 
 // TestInitRecordRoundTrip: what the init encodes, the parent decodes;
@@ -159,7 +159,7 @@ func TestInitReportGarbled(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := decodeInitRecord(report)
 			assert.Check(t, is.ErrorIs(err, errInitReport))
-			err = initOutcome(report, nil, "/bin/true")
+			err = initOutcomeErr(report, nil, "/bin/true")
 			assert.Check(t, is.ErrorIs(err, ErrUnavailable))
 			var ie *InitError
 			assert.Check(t, !errors.As(err, &ie), "a garbled report is no init error: %v", err)
@@ -168,11 +168,18 @@ func TestInitReportGarbled(t *testing.T) {
 	t.Run("read fails", func(t *testing.T) {
 		_, err := readInitReport(iotest.ErrReader(syscall.EIO))
 		assert.Check(t, is.ErrorIs(err, errInitReport))
-		assert.Check(t, is.ErrorIs(initOutcome(nil, err, "/bin/true"), ErrUnavailable))
+		assert.Check(t, is.ErrorIs(initOutcomeErr(nil, err, "/bin/true"), ErrUnavailable))
 	})
 	t.Run("read fails after a record", func(t *testing.T) {
 		_, err := readInitReport(io.MultiReader(bytes.NewReader(good), iotest.ErrReader(syscall.EIO)))
 		assert.Check(t, is.ErrorIs(err, errInitReport))
 	})
-	assert.NilError(t, initOutcome(nil, nil, "/bin/true"), "an empty report is a started program")
+	assert.NilError(t, initOutcomeErr(nil, nil, "/bin/true"), "an empty report is a started program")
+}
+
+// initOutcomeErr is initOutcome's error, for reports that hold none of
+// the reaper's records.
+func initOutcomeErr(report []byte, readErr error, path string) error {
+	_, err := initOutcome(report, readErr, path)
+	return err
 }

@@ -106,6 +106,15 @@ type Processes struct {
 	Max int
 	// Interval is how often the monitor walks /proc (L3: 5 ms).
 	Interval time.Duration
+	// Reaper (L6) keeps the sandbox's init in the namespace as its PID 1
+	// and runs the program as PID 2 (see reaper.go): the init reaps every
+	// process, forwards SIGTERM, SIGINT, SIGHUP and SIGWINCH to the
+	// program, and holds the run's deadline itself, ending the namespace
+	// when it is up, so that a stop does not wait for the caller's process
+	// to be scheduled; the caller keeps a backstop (BackstopGrace later).
+	// As PID 2 the program gets SIGXCPU at the soft CPU limit. Without
+	// Namespace it does nothing: L3 to L5 keep the program as PID 1.
+	Reaper bool
 }
 
 // Network is the L4 layer, and the destinations it may let through.
@@ -293,6 +302,7 @@ func Preset(n int) (Policy, error) {
 		p.Filesystem = Filesystem{Hide: DefaultHidden(), Private: DefaultPrivate(), OwnIPC: true, FreshKeyring: true, DropCapabilities: true}
 	}
 	if n >= 6 {
+		p.Processes.Reaper = true
 		p.Hardened = Hardened{NoNewPrivs: true, SyscallFilter: true, Landlock: true, LandlockABI: 1,
 			Cgroup: Cgroup{Memory: 256 << 20, Pids: 16, CPUWeight: 100}}
 		// The limit is on real memory now: a runtime that reserves a large

@@ -35,6 +35,20 @@ const (
 	ReasonSignal Reason = "signal"
 )
 
+// What carried out a stop the sandbox decided (Result.StoppedBy).
+const (
+	// StoppedBySupervisor: the caller's supervisor killed the run (the
+	// time limit below L6, the process cap, a cancelled run).
+	StoppedBySupervisor = "supervisor"
+	// StoppedByInit: the init, PID 1 of the run's namespace, ended it at
+	// its deadline (Processes.Reaper, L6).
+	StoppedByInit = "init"
+	// StoppedByBackstop: the init had not ended the run BackstopGrace
+	// after its deadline, and the caller's supervisor killed it: a late
+	// init, which should not happen.
+	StoppedByBackstop = "backstop"
+)
+
 // Result is what a run did, as the host saw it.
 type Result struct {
 	// Level is the policy's level.
@@ -49,6 +63,28 @@ type Result struct {
 	Signal string
 	// TimedOut is true when the wall-clock limit or the watchdog stopped it.
 	TimedOut bool
+	// StoppedBy says what carried out a stop the sandbox decided (a time
+	// limit, the process cap, the caller's cancel): StoppedBySupervisor,
+	// StoppedByInit or StoppedByBackstop; "" when it did not stop the run.
+	StoppedBy string
+	// KillLate is, for a run stopped at its time limit (Reason timeout),
+	// how long after the deadline the host saw the program end: Wall less
+	// Policy.TimeLimit, both counted from the start of the run's clock
+	// (just before the program's start). It takes in the kill, the end of
+	// every process of the run and the host noticing. Zero otherwise.
+	KillLate time.Duration
+	// RunQueueWait is, for a run stopped at its time limit, how long the
+	// program's threads had waited for a CPU while runnable: the sum, over
+	// every thread of the program's processes alive at the stop, of the
+	// run-queue wait the kernel counts from each thread's start (the
+	// second field of /proc/PID/task/TID/schedstat), read just before the
+	// kill: by the init at its deadline (L6), else by the supervisor from
+	// the program's process tree. RunQueueTasks is how many threads were
+	// summed (0: nothing could be read). Threads that ended before the
+	// stop are not counted; with several threads running at once the sum
+	// can exceed Wall.
+	RunQueueWait  time.Duration
+	RunQueueTasks int
 	// OOM is true when the program ran out of memory: with a control
 	// group (L6) when the kernel's OOM killer killed one of its processes,
 	// as the kernel counts it; without one, when the error text says so, a
@@ -117,6 +153,10 @@ type resultJSON struct {
 	ExitCode        int        `json:"exit_code"`
 	Signal          string     `json:"signal,omitempty"`
 	TimedOut        bool       `json:"timed_out"`
+	StoppedBy       string     `json:"stopped_by,omitempty"`
+	KillLateMS      *int64     `json:"kill_late_ms,omitempty"`
+	RunQueueWaitMS  *int64     `json:"run_queue_wait_ms,omitempty"`
+	RunQueueTasks   *int       `json:"run_queue_tasks,omitempty"`
 	OOM             bool       `json:"oom"`
 	Stdout          string     `json:"stdout"`
 	Stderr          string     `json:"stderr"`
@@ -147,9 +187,16 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.Network != nil {
 		network = &r.Network
 	}
+	var late, wait *int64
+	var tasks *int
+	if r.Reason == ReasonTimeout { // present, even zero, for every timeout
+		l, w := r.KillLate.Milliseconds(), r.RunQueueWait.Milliseconds()
+		late, wait, tasks = &l, &w, &r.RunQueueTasks
+	}
 	return json.Marshal(resultJSON{
 		Level: r.Level, Reason: r.Reason, Message: r.Message, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, OOM: r.OOM, Stdout: r.Stdout, Stderr: r.Stderr,
+		TimedOut: r.TimedOut, StoppedBy: r.StoppedBy, KillLateMS: late, RunQueueWaitMS: wait, RunQueueTasks: tasks,
+		OOM: r.OOM, Stdout: r.Stdout, Stderr: r.Stderr,
 		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
 		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,
 		WallMS: r.Wall.Milliseconds(), CPUMS: r.CPU.Milliseconds(),

@@ -90,12 +90,12 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if eg != nil {
 		cu.Add(eg.discard)
 	}
-	cmd, started, err := start(p, c, cwd, dir, ps, rg, eg)
+	cmd, rs, err := start(p, c, cwd, dir, ps, rg, eg)
 	if err != nil {
 		return nil, err
 	}
 	cu.Release() // supervise closes the parent's ends and removes the group
-	o := supervise(ctx, p, cmd, ps, rg, started)
+	o := supervise(ctx, p, cmd, ps, rg, rs)
 	o.network, o.networkDropped = eg.finish() // the program is gone: so is its way out
 	res, err := newResult(p, c, o)
 	if err == nil && o.stoppedBy == ReasonSignal {
@@ -121,29 +121,44 @@ func checkCommand(p Policy, c Command, dir string) (string, error) {
 	return cwd, nil
 }
 
+// runStart is when a run started and how its program is watched.
+type runStart struct {
+	// at is the start of the run's clock: the wall time and the deadline
+	// (the caller's and the reaper's alike) count from it.
+	at time.Time
+	// reaper is true when the init stays as the program's reaper
+	// (Processes.Reaper in a PID namespace of its own): it holds the
+	// deadline, and the supervisor's clock is the backstop.
+	reaper bool
+}
+
 // start builds the command and starts it (in rg, when the policy asks
 // for a control group; with eg's way to the egress proxy, when it asks
 // for one), and returns when it started. The child's ends of ps are
 // closed right after, whatever the outcome.
-func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *egressRelay) (*exec.Cmd, time.Time, error) {
-	cmd, err := buildCmd(p, c, cwd, dir, ps, rg, eg)
+func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *egressRelay) (*exec.Cmd, runStart, error) {
+	// The clock starts before the command is built, because the reaper's
+	// deadline, which is part of its config, counts from it.
+	rs := runStart{at: time.Now()}
+	cmd, reaper, err := buildCmd(p, c, cwd, dir, ps, rg, eg, monotonicNow())
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, rs, err
 	}
-	started := time.Now()
+	rs.reaper = reaper
 	err = cmd.Start()
 	if err != nil && p.userNS() && mutants.On(mutants.FailOpen) {
 		cmd, err = startBare(p, c, cwd, dir, ps, rg, err)
+		rs.reaper = false
 	}
 	ps.closeChildEnds()
 	if rg != nil {
 		rg.started()
 	}
 	if err != nil {
-		return nil, time.Time{}, startError(p, c, err)
+		return nil, rs, startError(p, c, err)
 	}
 	eg.started()
-	return cmd, started, nil
+	return cmd, rs, nil
 }
 
 // startError says why the program did not start. Where the policy needs
@@ -163,11 +178,17 @@ type outcome struct {
 	waitErr   error
 	wall      time.Duration
 	stoppedBy Reason // "" when the program ended by itself
-	// initReport is the init's record of a failure (empty when it exec'd
-	// the program or there was no init), and initReadErr why it could
-	// not be read.
-	initReport     []byte
-	initReadErr    error
+	// initReport is the init's record of a failure, or the reaper's of
+	// the program's end (empty when the init exec'd the program or there
+	// was no init), and initReadErr why it could not be read.
+	initReport  []byte
+	initReadErr error
+	// reaper says the init stayed as the program's reaper; stopper is
+	// what carried out a stop (Result.StoppedBy), and used what was read
+	// of the program before a timeout's kill (see usage).
+	reaper         bool
+	stopper        string
+	used           usage
 	stdout, stderr *stream
 	// group is what the kernel counted in the run's control group
 	// (nil without one); groupErr says why it could not be read or
@@ -188,18 +209,19 @@ type outcome struct {
 // stopped and the sweep is done: until then its pid, group id and
 // session id cannot be given to another process, so nothing they kill by
 // number can be a stranger's (see killRun).
-func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runGroup, started time.Time) outcome {
-	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars)}
+func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runGroup, rs runStart) outcome {
+	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars), reaper: rs.reaper}
 	var readers child.Readers
 	readers.Read(ps.outR, o.stdout)
 	readers.Read(ps.errR, o.stderr)
 	proc := child.Hold(cmd.Process.Pid)
-	sup := startSupervisor(ctx, p, proc)
+	sup := startSupervisor(ctx, p, proc, rs.reaper)
 	o.initReport, o.initReadErr = ps.initReport() // to EOF before the wait
 	proc.WaitExit()
-	o.wall = time.Since(started)
+	o.wall = time.Since(rs.at)
 	sup.stop()
-	o.stoppedBy = sup.reason
+	o.stoppedBy, o.stopper = sup.reason, sup.stopper
+	o.used = sup.used
 	if p.Limits.Sweep && sup.reason == "" && !ownPIDNamespace(cmd) {
 		proc.Held(sweep)
 	}
@@ -241,9 +263,13 @@ func ownPIDNamespace(cmd *exec.Cmd) bool {
 	return cmd.SysProcAttr != nil && cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWPID != 0
 }
 
-// startSupervisor starts watching the program proc under p.
-func startSupervisor(ctx context.Context, p Policy, proc *child.Process) *supervisor {
-	sup := &supervisor{proc: proc, killTree: p.Limits.KillTree, deadline: p.TimeLimit()}
+// startSupervisor starts watching the program proc under p; with reaper,
+// proc is the init that reaps it, and the deadline is the init's to hold.
+func startSupervisor(ctx context.Context, p Policy, proc *child.Process, reaper bool) *supervisor {
+	sup := &supervisor{proc: proc, killTree: p.Limits.KillTree, deadline: p.TimeLimit(), reaper: reaper}
+	if reaper {
+		sup.grace = BackstopGrace
+	}
 	if w := p.Limits.Wall; w > 0 && w == sup.deadline && w != p.Watchdog {
 		sup.wall, sup.watchdog = true, p.Watchdog
 	}
@@ -257,7 +283,8 @@ func startSupervisor(ctx context.Context, p Policy, proc *child.Process) *superv
 // newResult builds the Result of a supervised run, or the error that
 // kept it from taking place.
 func newResult(p Policy, c Command, o outcome) (*Result, error) {
-	if err := initOutcome(o.initReport, o.initReadErr, c.Path); err != nil {
+	end, err := initOutcome(o.initReport, o.initReadErr, c.Path)
+	if err != nil {
 		return nil, err
 	}
 	if o.state == nil {
@@ -268,14 +295,63 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	res.Stderr, res.StderrTruncated = o.stderr.result()
 	res.StdoutBytes, res.StderrBytes = o.stdout.total, o.stderr.total
 	ws := o.state.Sys().(syscall.WaitStatus)
+	if o.reaper {
+		ws = reapedStatus(res, &o, end, ws)
+	}
 	setStatus(res, ws)
 	if o.group != nil {
 		setKernelCounts(res, p, *o.group)
 	}
 	res.Reason = classify(p, o.stoppedBy, ws, res)
 	res.TimedOut = o.stoppedBy == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
+	if o.stoppedBy != "" {
+		res.StoppedBy = o.stopper
+	}
+	if res.Reason == ReasonTimeout {
+		res.KillLate = o.wall - p.TimeLimit()
+		res.RunQueueWait, res.RunQueueTasks = o.used.runQueue, o.used.tasks
+	}
 	res.Network, res.NetworkDropped = o.network, o.networkDropped
 	return res, nil
+}
+
+// killedByNamespace is the wait status of a program killed as its PID
+// namespace ended: the kernel sends SIGKILL.
+const killedByNamespace = syscall.WaitStatus(syscall.SIGKILL)
+
+// reapedStatus is the program's wait status under a reaper (ws is the
+// init's): as the init reported it, or SIGKILL when the run ended with
+// the namespace (at the init's deadline, or by the supervisor's kill of
+// the init). A stop at the init's deadline is recorded in o. An init
+// that ended unreported otherwise (killed by someone else, or crashed) is
+// said so in res's Message, with its own status.
+func reapedStatus(res *Result, o *outcome, end *initEnd, ws syscall.WaitStatus) syscall.WaitStatus {
+	switch {
+	case end != nil && !end.Deadline:
+		return end.Status
+	case end != nil:
+		if o.stoppedBy == "" {
+			o.stoppedBy, o.stopper = ReasonTimeout, StoppedByInit
+		}
+		if o.used.tasks == 0 { // unless the supervisor read the program later, at its backstop
+			o.used = usage{runQueue: end.RunQueueWait, tasks: end.RunQueueTasks, cpu: end.CPU}
+		}
+		res.CPU += o.used.cpu
+		return killedByNamespace
+	case o.stoppedBy != "":
+		res.CPU += o.used.cpu // read before the kill, as the init would have
+		return killedByNamespace
+	}
+	res.Message = "the sandbox's init (PID 1 of the run) ended without reporting how the program ended: " + waitText(ws)
+	return ws
+}
+
+// waitText says how a process ended, as a wait status tells it.
+func waitText(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + unix.SignalName(ws.Signal())
+	}
+	return fmt.Sprintf("exit status %d", ws.ExitStatus())
 }
 
 // setKernelCounts records what the kernel counted in the run's control
@@ -348,11 +424,14 @@ func environment(p Policy, c Command, dir string) []string {
 // binary re-executed as the init, which sets limits, mounts and privileges
 // up and then execs the program, reporting a failure on ps's init pipe.
 // With rg, the program starts in the run's control group; with eg, the
-// init opens its way to the egress proxy.
-func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *egressRelay) (*exec.Cmd, error) {
+// init opens its way to the egress proxy. startMono is the start of the
+// run's clock on CLOCK_MONOTONIC, from which a reaper's deadline counts;
+// buildCmd reports whether the init stays as the program's reaper.
+func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *egressRelay, startMono int64) (*exec.Cmd, bool, error) {
 	l := hostLaunch(p)
 	if p.userNS() {
 		l.addNamespaces(p, c, dir)
+		l.addReaper(p, startMono)
 	}
 	if rg != nil {
 		l.group = rg
@@ -365,14 +444,15 @@ func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg 
 	case eg != nil && l.hostEgress:
 		addr, err := eg.listenOnHost()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		env = append(env, proxyEnv(addr.String())...)
 		if l.cfg.Landlock != nil {
 			l.cfg.Landlock.ConnectTCP = []uint16{uint16(addr.Port)}
 		}
 	}
-	return l.command(c, env, cwd, ps)
+	cmd, err := l.command(c, env, cwd, ps)
+	return cmd, l.cfg.Reaper != nil, err
 }
 
 // startBare is the fail_open defect's fallback: it warns that the
@@ -469,6 +549,27 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	l.attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.UID, Size: 1}}
 	l.attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: id.GID, Size: 1}}
 	l.attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+}
+
+// addReaper keeps the init as the program's reaper when p asks for one
+// and the program gets a PID namespace of its own (without one, its end
+// would not end the run: not so under the no_pid_ns defect), with the
+// run's deadline on CLOCK_MONOTONIC counted from startMono.
+func (l *launch) addReaper(p Policy, startMono int64) {
+	if !p.Processes.Reaper || l.attr.Cloneflags&syscall.CLONE_NEWPID == 0 {
+		return
+	}
+	r := &reaperInit{}
+	if d := p.TimeLimit(); d > 0 {
+		r.Deadline = startMono + int64(d)
+		if w := p.Limits.Wall; w == d && w != p.Watchdog {
+			r.Wall = true
+			if p.Watchdog > d {
+				r.Watchdog = startMono + int64(p.Watchdog)
+			}
+		}
+	}
+	l.cfg.Reaper = r
 }
 
 // command is the exec.Cmd for c under l, writing to ps's output pipes.

@@ -91,7 +91,7 @@ func TestInitRefusesOutsideItsGroup(t *testing.T) {
 	rec, err := decodeInitRecord(report)
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(rec, initRecord{Kind: InitSetupFailed, Step: StepCgroup, Errno: syscall.EBADF, Message: "joining the run's control group"}))
-	assert.Check(t, is.Error(initOutcome(report, nil, "/usr/bin/touch"), "sandbox unavailable: joining the run's control group: bad file descriptor"))
+	assert.Check(t, is.Error(initOutcomeErr(report, nil, "/usr/bin/touch"), "sandbox unavailable: joining the run's control group: bad file descriptor"))
 	err = cmd.Wait()
 	_, statErr := os.Stat(marker)
 	assert.Check(t, errors.Is(statErr, fs.ErrNotExist), "the program must not run: %v", statErr)

@@ -12,9 +12,22 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
+// BackstopGrace is how long after the run's deadline the caller's
+// supervisor waits for a reaper (Processes.Reaper) to end the run before
+// it kills the init itself (Result.StoppedBy "backstop"): the init wakes
+// at its deadline in the kernel's own time, so on time it is well inside.
+const BackstopGrace = 250 * time.Millisecond
+
+// cancelGrace is how long a reaper's program has to end after the
+// SIGTERM a cancelled run sends it, before the run is killed.
+const cancelGrace = time.Second
+
 // supervisor watches one running program: the wall clock, the watchdog,
 // the process cap and the caller's context. When one of them fires it
 // kills the run and records why; the reason is read after done is closed.
+//
+// Under a reaper (Processes.Reaper) proc is the init, which holds the
+// deadline itself: the supervisor's clock is then a backstop, grace later.
 type supervisor struct {
 	// proc is the program's first process, held unreaped until the
 	// supervisor has stopped: "has it ended?" never asks about a reused
@@ -28,8 +41,14 @@ type supervisor struct {
 	watchdog time.Duration
 	maxProcs int // 0: no monitor
 	interval time.Duration
+	reaper   bool
+	grace    time.Duration // added to deadline and watchdog
 
 	reason  Reason // why the supervisor stopped the run ("" if it did not)
+	stopper string // who carried the stop out (Result.StoppedBy)
+	// used is what the kernel counted of the program, read before a
+	// timeout's kill (see usage).
+	used    usage
 	stopped chan struct{}
 	done    chan struct{}
 }
@@ -54,7 +73,7 @@ func (s *supervisor) loop(ctx context.Context) {
 	var timer *time.Timer
 	var timeout, tick <-chan time.Time // nil: never ready
 	if s.deadline > 0 {
-		timer = time.NewTimer(s.deadline)
+		timer = time.NewTimer(s.deadline + s.grace)
 		defer timer.Stop()
 		timeout = timer.C
 	}
@@ -106,17 +125,58 @@ func (s *supervisor) wait(ctx context.Context, timer *time.Timer, timeout, tick 
 // Result must say how it ended, not that a limit fired afterwards.
 func (s *supervisor) ended() bool { return s.proc.Exited() }
 
+// kill stops the run for why. A timeout's kill is preceded by a reading
+// of the run's wait for a CPU. Under a reaper, a cancelled run's program
+// first gets SIGTERM (through the init, which forwards it) and
+// cancelGrace to end, and a timeout here is the backstop's: the init did
+// not end the run in time.
 func (s *supervisor) kill(why Reason) {
-	s.reason = why
+	s.reason, s.stopper = why, StoppedBySupervisor
+	if why == ReasonSignal && s.reaper {
+		s.proc.Signal(unix.SIGTERM)
+		select {
+		case <-s.stopped:
+			return
+		case <-time.After(cancelGrace):
+		}
+	}
+	if why == ReasonTimeout {
+		s.used = readUsage(s.programPIDs())
+		if s.reaper {
+			s.stopper = StoppedByBackstop
+		}
+	}
+	// A reaper's kill ends its namespace, so the tree kill finds nothing
+	// of it left; the run's control group, if any, is emptied as it is
+	// removed right after (runGroup.finish).
 	killRun(s.proc, s.killTree && !mutants.On(mutants.KillLeaderOnly))
+}
+
+// programPIDs lists the live processes of the program: its first process
+// and everything below it, less a reaper, which is not the program's.
+func (s *supervisor) programPIDs() []int {
+	var pids []int
+	if !s.reaper {
+		pids = append(pids, s.proc.PID())
+	}
+	for _, p := range procfs.Tree(s.proc.PID()) {
+		if p.Alive() {
+			pids = append(pids, p.PID)
+		}
+	}
+	return pids
 }
 
 // count returns how many processes of the run are alive: the program and
 // everything below it. In a PID namespace that is the whole namespace,
-// since orphans there are adopted by the program (its PID 1). It walks
-// the run's own tree, not the host's whole process table.
+// since orphans there are adopted by its PID 1 (the program, or the
+// reaper, which is not counted). It walks the run's own tree, not the
+// host's whole process table.
 func (s *supervisor) count() int {
 	n := 1
+	if s.reaper {
+		n = 0
+	}
 	for _, p := range procfs.Tree(s.proc.PID()) {
 		if p.Alive() {
 			n++

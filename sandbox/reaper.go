@@ -1,0 +1,357 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"sandboxlab/mutants"
+)
+
+// The init as the program's reaper (Processes.Reaper, L6).
+//
+// The init sets the run up as it always does, then, instead of becoming
+// the program, forks it: the program is PID 2 of the namespace, and the
+// init stays PID 1. It reaps every process of the namespace, forwards the
+// signals a program expects to it, and holds the run's deadline itself,
+// in one ppoll on the program's pidfd with the time left. When the
+// deadline is up it simply exits: the kernel then kills every other
+// process of the namespace, and the caller, however busy, has nothing to
+// do but notice. It reports how the program ended (its wait status, or
+// the deadline) in one record on the error pipe (see initRecord).
+//
+// Forking PID 2: Go cannot run its own code between fork and exec. A
+// second re-exec of this binary as an "exec the program" stage would
+// cost a whole Go start (the runtime and every package initialiser that
+// sorts before this one) on every run; os/exec's fork cannot join a
+// cgroup v1 group or set resource limits in the child. So the init forks
+// with a bare clone and the child runs execPlan.run, as syscall's own
+// forkAndExecInChild does: nosplit code and raw system calls only, no
+// allocation, with every signal blocked from before the clone until just
+// before the exec (nothing else knows the child's pid before its exec, so
+// no signal is sent to it meanwhile). The per-thread layers (capabilities,
+// no_new_privs, Landlock, the system-call filter, the keyring) are set on
+// the init's thread by its set-up, as before, and the child inherits
+// them; the child joins the run's control group (cgroup v1: the init
+// stays out of it, and of its process cap) and sets the resource limits
+// (they would bind the init too), then execs. A plain fork, not vfork:
+// vfork's child shares the parent's stack, which Go code returning from
+// a system call would overwrite (syscall keeps an assembly helper for
+// that); copying the init's page tables costs a fraction of a
+// millisecond (measured in the report of issue 25).
+
+// reaperInit is what the init needs to hold the run's deadline.
+type reaperInit struct {
+	// Deadline is when the run's time is up, on CLOCK_MONOTONIC in ns,
+	// counted from the caller's start of the run (0: no time limit).
+	Deadline int64
+	// Wall is true when Deadline is the wall clock's, which the watchdog
+	// (Watchdog, 0: none) backs up: the no_wall_limit defect runs on to it.
+	Wall     bool
+	Watchdog int64
+}
+
+// errReported is returned when the record of a failure has been sent
+// already (by the program's process, before its exec).
+var errReported = errors.New("reported")
+
+// reap runs the program as the init's child under plan, waits for its
+// end or the deadline, and reports which. It returns nil once the end is
+// reported, errReported when the child reported its own failure.
+func reap(r *reaperInit, plan *execPlan) error {
+	// Every signal: Go's runtime has a handler for each, and would die of
+	// SIGQUIT, SIGABRT, SIGSYS or a SIGSEGV sent by kill. Relayed, none of
+	// them reaches that handler's fatal end, so that the program cannot
+	// end its own run by signalling PID 1; forward keeps the ones it
+	// passes on. (PID 1 of a namespace gets only the signals it has a
+	// handler for, SIGKILL and SIGSTOP never, from inside.)
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs)
+	var wake [2]int
+	if err := unix.Pipe2(wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return &initFailure{kind: InitExecFailed, step: StepExec, err: err}
+	}
+	pid, pidfd, err := forkProgram(plan)
+	if err != nil {
+		return err
+	}
+	for fd := cgroupTasksFD; fd < cgroupTasksFD+plan.groupFDs; fd++ {
+		unix.Close(fd) // the child has joined: the init has no use for them
+	}
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // the program cannot read or write the init's memory
+	hideConfig()
+	go forward(sigs, pidfd, wake[1])
+	end := waitProgram(r, pid, pidfd, wake[0])
+	rec := endRecord(end).encode()
+	if _, err := unix.Write(initErrFD, rec); err != nil {
+		return errReported // nobody reads: the caller is gone
+	}
+	return nil
+}
+
+// hideConfig blanks the init's config in its argv, which the program
+// could read in /proc/1/cmdline: the planted defect, in particular, must
+// be gone once the program runs, as it is when the init execs it. Nothing
+// of the config is used from here on (the plan holds copies, the defect
+// switch the registry's id).
+func hideConfig() {
+	if len(os.Args) > 1 && len(os.Args[1]) > 0 {
+		clear(unsafe.Slice(unsafe.StringData(os.Args[1]), len(os.Args[1])))
+	}
+}
+
+// forward passes SIGTERM, SIGINT, SIGHUP and SIGWINCH on to the program
+// (through its pidfd: never to a stranger), wakes the init's wait for
+// SIGCHLD, and drops the rest.
+func forward(sigs <-chan os.Signal, pidfd, wakeW int) {
+	for s := range sigs {
+		switch s {
+		case unix.SIGCHLD:
+			unix.Write(wakeW, []byte{0}) // full: a wake-up is pending anyway
+		case unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGWINCH:
+			unix.PidfdSendSignal(pidfd, s.(syscall.Signal), nil, 0)
+		}
+	}
+}
+
+// forkProgram forks the program's process, which runs plan, and waits
+// until it has exec'd the program. It returns the child's pid and pidfd,
+// or errReported when the child failed and sent its own record.
+func forkProgram(plan *execPlan) (pid, pidfd int, err error) {
+	var status [2]int
+	if err := unix.Pipe2(status[:], unix.O_CLOEXEC); err != nil {
+		return 0, 0, &initFailure{kind: InitExecFailed, step: StepExec, err: err}
+	}
+	plan.statusFD, plan.restoreMask = status[1], true
+	// The child is forked from the thread that holds the per-thread
+	// layers: the init runs on its first thread, to which Go keeps its
+	// initialisers locked (see initMain).
+	syscall.ForkLock.Lock()
+	all := [1]uint64{^uint64(0)}
+	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&all[0])), uintptr(unsafe.Pointer(&plan.sigmask[0])), 8, 0, 0)
+	var fd int32 = -1
+	child, errno := plan.fork(&fd)
+	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&plan.sigmask[0])), 0, 8, 0, 0)
+	syscall.ForkLock.Unlock()
+	unix.Close(status[1])
+	defer unix.Close(status[0])
+	if errno != 0 {
+		// As os/exec reports a failed fork: "fork/exec PATH: ERRNO".
+		return 0, 0, &initFailure{kind: InitExecFailed, step: StepExec, err: errno}
+	}
+	var b [1]byte
+	n, rerr := unix.Read(status[0], b[:])
+	for rerr == unix.EINTR {
+		n, rerr = unix.Read(status[0], b[:])
+	}
+	if n > 0 {
+		unix.Wait4(child, nil, 0, nil)
+		return 0, 0, errReported
+	}
+	return child, int(fd), nil
+}
+
+// fork clones the calling process; the child runs e and never returns.
+// The parent gets the child's pid and, in *pidfd, its pidfd.
+//
+//go:nosplit
+//go:norace
+func (e *execPlan) fork(pidfd *int32) (int, syscall.Errno) {
+	flags := uintptr(unix.SIGCHLD | unix.CLONE_PIDFD)
+	a1, a2 := flags, uintptr(0) // flags, then the stack (none: a copy of ours)
+	if runtime.GOARCH == "s390x" {
+		a1, a2 = a2, a1
+	}
+	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, a1, a2, uintptr(unsafe.Pointer(pidfd)), 0, 0, 0)
+	if errno != 0 || pid != 0 {
+		return int(pid), errno
+	}
+	e.run()
+	return 0, 0
+}
+
+// waitProgram waits until the program (pid, pidfd) ends or the deadline
+// is up, reaping every child meanwhile, and says which.
+func waitProgram(r *reaperInit, pid, pidfd, wakeR int) initEnd {
+	deadline := r.Deadline
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(wakeR), Events: unix.POLLIN}}
+	var drain [64]byte
+	for {
+		if ws, ok := reapChildren(pid); ok {
+			return initEnd{Status: ws}
+		}
+		var timeout *unix.Timespec
+		if deadline > 0 {
+			now := monotonicNow()
+			if now >= deadline {
+				if r.Wall && mutants.On(mutants.NoWallLimit) {
+					// The defect: the wall clock is not armed; only the
+					// watchdog bounds the run (asked only once the wall
+					// clock is up, as the caller's supervisor does).
+					r.Wall, deadline = false, r.Watchdog
+					continue
+				}
+				u := readUsage(namespaceProgram())
+				return initEnd{Deadline: true, At: now, RunQueueWait: u.runQueue, RunQueueTasks: u.tasks, CPU: u.cpu}
+			}
+			ts := unix.NsecToTimespec(deadline - now)
+			timeout = &ts
+		}
+		unix.Ppoll(fds, timeout, nil) // EINTR: look again
+		for {
+			if n, _ := unix.Read(wakeR, drain[:]); n <= 0 {
+				break
+			}
+		}
+	}
+}
+
+// reapChildren reaps every child that has ended, and returns the
+// program's wait status if it was among them.
+func reapChildren(program int) (syscall.WaitStatus, bool) {
+	var found syscall.WaitStatus
+	ok := false
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return found, ok
+		}
+		if pid == program {
+			found, ok = syscall.WaitStatus(ws), true
+		}
+	}
+}
+
+// monotonicNow is CLOCK_MONOTONIC in ns, the clock the caller's deadline
+// is given on (the same in every process: no time namespace is made).
+func monotonicNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// namespaceProgram lists the processes of the init's namespace but the
+// init: the program and everything below it or adopted.
+func namespaceProgram() []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	var pids []int
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil && pid != 1 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// maxUsageTasks bounds the threads readUsage reads, so that a program
+// with very many cannot stretch the reading (and, in the init, the kill
+// that follows it) without limit.
+const maxUsageTasks = 1024
+
+// usage is what the kernel counts of the live processes of a program,
+// read at a stop, before the kill.
+type usage struct {
+	// runQueue sums, over every thread of the processes, the time the
+	// thread has spent runnable but waiting for a CPU since it started:
+	// the second field of /proc/PID/task/TID/schedstat (run_delay, ns).
+	// Threads that have ended are not counted (their wait is lost with
+	// them), nor any past maxUsageTasks; tasks counts those read.
+	runQueue time.Duration
+	tasks    int
+	// cpu sums each process's user and system time and its reaped
+	// children's (/proc/PID/stat), which the kill would otherwise lose:
+	// a process killed with its namespace is reaped by the kernel, and
+	// counted in no one's rusage.
+	cpu time.Duration
+}
+
+// readUsage reads the usage of the processes pids.
+func readUsage(pids []int) usage {
+	var u usage
+	var buf [512]byte
+	for _, pid := range pids {
+		dir := "/proc/" + strconv.Itoa(pid)
+		if b, ok := readSmallFile(dir+"/stat", buf[:]); ok {
+			u.cpu += statCPU(b)
+		}
+		d, err := os.Open(dir + "/task")
+		if err != nil {
+			continue
+		}
+		tids, _ := d.Readdirnames(-1)
+		d.Close()
+		for _, tid := range tids {
+			if u.tasks >= maxUsageTasks {
+				break
+			}
+			if b, ok := readSmallFile(dir+"/task/"+tid+"/schedstat", buf[:]); ok {
+				// "on-CPU-ns run-queue-wait-ns timeslices"
+				if f := strings.Fields(string(b)); len(f) >= 2 {
+					if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+						u.runQueue += time.Duration(ns)
+						u.tasks++
+					}
+				}
+			}
+		}
+	}
+	return u
+}
+
+// statCPU is utime+stime+cutime+cstime from the text of /proc/PID/stat
+// (fields 14 to 17, counted after the command name, which may hold
+// spaces and parentheses), 0 if it cannot be read.
+func statCPU(b []byte) time.Duration {
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3, the state
+	if len(f) < 15 {
+		return 0
+	}
+	var ticks int64
+	for _, s := range f[11:15] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ
+}
+
+// userHZ is the unit of the times in /proc/PID/stat (USER_HZ, 100 on
+// every Linux architecture Go supports).
+const userHZ = 100
+
+// readSmallFile reads a /proc file of at most len(buf) bytes.
+func readSmallFile(path string, buf []byte) ([]byte, bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	n, err := unix.Read(fd, buf)
+	unix.Close(fd)
+	if err != nil || n <= 0 {
+		return nil, false
+	}
+	return buf[:n], true
+}
