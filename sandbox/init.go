@@ -306,9 +306,12 @@ type execPlan struct {
 	groupFDs    int
 	groupFailed []byte
 	// sigmask is restored just before the exec when restoreMask is set
-	// (the reaper's child, forked with every signal blocked).
-	sigmask     [1]uint64
-	restoreMask bool
+	// (the reaper's child, cloned with every signal blocked), after every
+	// handler is reset when resetHandlers is (a child sharing the init's
+	// memory must never run the init's handlers: see forkProgram).
+	sigmask       [1]uint64
+	restoreMask   bool
+	resetHandlers bool
 	// statusFD gets a byte when the exec fails (-1: none): the reaper
 	// learns from it whether its child became the program.
 	statusFD int
@@ -367,11 +370,39 @@ func (e *execPlan) run() {
 			e.fail(e.limitFails[i], errno)
 		}
 	}
+	if e.resetHandlers {
+		resetSignalHandlers()
+	}
 	if e.restoreMask {
 		syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&e.sigmask[0])), 0, 8, 0, 0)
 	}
 	_, _, errno := syscall.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(e.path)), uintptr(unsafe.Pointer(&e.argv[0])), uintptr(unsafe.Pointer(&e.env[0])))
 	e.fail(e.execFailed, errno)
+}
+
+// kernelSigaction is the kernel's struct sigaction for rt_sigaction on
+// the architectures that clone sharing memory (amd64, arm64).
+type kernelSigaction struct {
+	handler, flags, restorer uintptr
+	mask                     uint64
+}
+
+// resetSignalHandlers sets every signal's handler to the default, as exec
+// would, but leaves an ignored signal ignored, as exec does.
+//
+//go:nosplit
+//go:norace
+func resetSignalHandlers() {
+	var dfl, old kernelSigaction
+	for sig := uintptr(1); sig <= 64; sig++ {
+		if sig == uintptr(unix.SIGKILL) || sig == uintptr(unix.SIGSTOP) {
+			continue
+		}
+		syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&dfl)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+		if old.handler == 1 { // SIG_IGN
+			syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
+		}
+	}
 }
 
 // fail puts the errno into record, writes it on the error pipe in one

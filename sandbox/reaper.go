@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,34 +18,31 @@ import (
 // The init as the program's reaper (Processes.Reaper, L6).
 //
 // The init sets the run up as it always does, then, instead of becoming
-// the program, forks it: the program is PID 2 of the namespace, and the
-// init stays PID 1. It reaps every process of the namespace, forwards the
-// signals a program expects to it, and holds the run's deadline itself,
-// in one ppoll on the program's pidfd with the time left. When the
-// deadline is up it simply exits: the kernel then kills every other
-// process of the namespace, and the caller, however busy, has nothing to
-// do but notice. It reports how the program ended (its wait status, or
-// the deadline) in one record on the error pipe (see initRecord).
+// the program, forks it: the program is a child of the namespace's PID 1
+// (its pid is the first the init's threads left free), and the init
+// stays PID 1. It forwards the signals a program expects, reaps the
+// orphans it adopts as they end, and holds the run's deadline itself, in
+// one ppoll on the program's pidfd with the time left. When the deadline
+// is up it simply exits: the kernel then kills every other process of the
+// namespace, and the caller, however busy, has nothing to do but notice.
+// It reports how the program ended (its wait status, or the deadline) in
+// one record on the error pipe (see initRecord).
 //
-// Forking PID 2: Go cannot run its own code between fork and exec. A
-// second re-exec of this binary as an "exec the program" stage would
+// Forking the program: Go cannot run its own code between fork and exec.
+// A second re-exec of this binary as an "exec the program" stage would
 // cost a whole Go start (the runtime and every package initialiser that
 // sorts before this one) on every run; os/exec's fork cannot join a
-// cgroup v1 group or set resource limits in the child. So the init forks
-// with a bare clone and the child runs execPlan.run, as syscall's own
-// forkAndExecInChild does: nosplit code and raw system calls only, no
-// allocation, with every signal blocked from before the clone until just
-// before the exec (nothing else knows the child's pid before its exec, so
-// no signal is sent to it meanwhile). The per-thread layers (capabilities,
-// no_new_privs, Landlock, the system-call filter, the keyring) are set on
-// the init's thread by its set-up, as before, and the child inherits
-// them; the child joins the run's control group (cgroup v1: the init
-// stays out of it, and of its process cap) and sets the resource limits
-// (they would bind the init too), then execs. A plain fork, not vfork:
-// vfork's child shares the parent's stack, which Go code returning from
-// a system call would overwrite (syscall keeps an assembly helper for
-// that); copying the init's page tables costs a fraction of a
-// millisecond (measured in the report of issue 25).
+// cgroup v1 group or set resource limits in the child. So the init clones
+// itself as syscall's own forkAndExecInChild does, vfork-style (see
+// cloneVM), and the child runs execPlan.run: nosplit code and raw system
+// calls only, no allocation, every signal blocked from before the clone
+// and every handler reset before they are unblocked for the exec. The
+// per-thread layers (capabilities, no_new_privs, Landlock, the
+// system-call filter, the keyring) are set on the init's thread by its
+// set-up, as before, and the child inherits them; the child joins the
+// run's control group (cgroup v1: the init stays out of it, and of its
+// process cap) and sets the resource limits (they would bind the init
+// too), then execs.
 
 // reaperInit is what the init needs to hold the run's deadline.
 type reaperInit struct {
@@ -67,14 +63,6 @@ var errReported = errors.New("reported")
 // end or the deadline, and reports which. It returns nil once the end is
 // reported, errReported when the child reported its own failure.
 func reap(r *reaperInit, plan *execPlan) error {
-	// Every signal: Go's runtime has a handler for each, and would die of
-	// SIGQUIT, SIGABRT, SIGSYS or a SIGSEGV sent by kill. Relayed, none of
-	// them reaches that handler's fatal end, so that the program cannot
-	// end its own run by signalling PID 1; forward keeps the ones it
-	// passes on. (PID 1 of a namespace gets only the signals it has a
-	// handler for, SIGKILL and SIGSTOP never, from inside.)
-	sigs := make(chan os.Signal, 64)
-	signal.Notify(sigs)
 	var wake [2]int
 	if err := unix.Pipe2(wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return &initFailure{kind: InitExecFailed, step: StepExec, err: err}
@@ -83,6 +71,11 @@ func reap(r *reaperInit, plan *execPlan) error {
 	if err != nil {
 		return err
 	}
+	// The program has exec'd: what the init does to its own signals from
+	// here on is not inherited. A signal sent before this point ends the
+	// init (and so the run), as it would have ended the program.
+	sigs := make(chan os.Signal, 16)
+	catchSignals(sigs)
 	for fd := cgroupTasksFD; fd < cgroupTasksFD+plan.groupFDs; fd++ {
 		unix.Close(fd) // the child has joined: the init has no use for them
 	}
@@ -90,11 +83,27 @@ func reap(r *reaperInit, plan *execPlan) error {
 	hideConfig()
 	go forward(sigs, pidfd, wake[1])
 	end := waitProgram(r, pid, pidfd, wake[0])
-	rec := endRecord(end).encode()
-	if _, err := unix.Write(initErrFD, rec); err != nil {
+	if _, err := unix.Write(initErrFD, endRecord(end).encode()); err != nil {
 		return errReported // nobody reads: the caller is gone
 	}
 	return nil
+}
+
+// catchSignals relays to sigs the signals the init forwards and SIGCHLD
+// (an orphan it adopted has ended; ignoring SIGCHLD would have the kernel
+// reap the orphans, but the program too, once it has exec'd, whatever its
+// exit signal), and keeps the program from ending its own run by
+// signalling PID 1. From inside its namespace PID 1 gets only the signals
+// it has a handler for, never SIGKILL or SIGSTOP, but Go's runtime has one
+// for every signal and would die of SIGQUIT, SIGABRT, or a SIGSEGV, SIGSYS
+// or the like sent by kill: those os/signal can ignore are ignored, the
+// rest relayed and dropped (see forward). They are named one by one:
+// enabling each ignorable one costs a round trip to the runtime's
+// signal-mask thread (about 0.2 ms of CPU here), several ms for all.
+func catchSignals(sigs chan<- os.Signal) {
+	signal.Ignore(unix.SIGQUIT, unix.SIGABRT)
+	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGWINCH,
+		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS)
 }
 
 // hideConfig blanks the init's config in its argv, which the program
@@ -122,16 +131,16 @@ func forward(sigs <-chan os.Signal, pidfd, wakeW int) {
 	}
 }
 
-// forkProgram forks the program's process, which runs plan, and waits
-// until it has exec'd the program. It returns the child's pid and pidfd,
-// or errReported when the child failed and sent its own record.
+// forkProgram clones the program's process, which runs plan, and returns
+// once it has exec'd the program (CLONE_VFORK), with the child's pid and
+// pidfd, or errReported when the child failed and sent its own record.
 func forkProgram(plan *execPlan) (pid, pidfd int, err error) {
 	var status [2]int
 	if err := unix.Pipe2(status[:], unix.O_CLOEXEC); err != nil {
 		return 0, 0, &initFailure{kind: InitExecFailed, step: StepExec, err: err}
 	}
-	plan.statusFD, plan.restoreMask = status[1], true
-	// The child is forked from the thread that holds the per-thread
+	plan.statusFD, plan.restoreMask, plan.resetHandlers = status[1], true, cloneVM != 0
+	// The child is cloned from the thread that holds the per-thread
 	// layers: the init runs on its first thread, to which Go keeps its
 	// initialisers locked (see initMain).
 	syscall.ForkLock.Lock()
@@ -147,13 +156,15 @@ func forkProgram(plan *execPlan) (pid, pidfd int, err error) {
 		// As os/exec reports a failed fork: "fork/exec PATH: ERRNO".
 		return 0, 0, &initFailure{kind: InitExecFailed, step: StepExec, err: errno}
 	}
+	// The child has exec'd (its end of the pipe closed with it) or failed
+	// (and wrote a byte first): the read does not wait.
 	var b [1]byte
 	n, rerr := unix.Read(status[0], b[:])
 	for rerr == unix.EINTR {
 		n, rerr = unix.Read(status[0], b[:])
 	}
 	if n > 0 {
-		unix.Wait4(child, nil, 0, nil)
+		unix.Wait4(child, nil, unix.WALL, nil)
 		return 0, 0, errReported
 	}
 	return child, int(fd), nil
@@ -165,21 +176,18 @@ func forkProgram(plan *execPlan) (pid, pidfd int, err error) {
 //go:nosplit
 //go:norace
 func (e *execPlan) fork(pidfd *int32) (int, syscall.Errno) {
-	flags := uintptr(unix.SIGCHLD | unix.CLONE_PIDFD)
-	a1, a2 := flags, uintptr(0) // flags, then the stack (none: a copy of ours)
-	if runtime.GOARCH == "s390x" {
-		a1, a2 = a2, a1
-	}
-	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, a1, a2, uintptr(unsafe.Pointer(pidfd)), 0, 0, 0)
+	flags := uintptr(unix.SIGCHLD | unix.CLONE_VFORK | cloneVM | unix.CLONE_PIDFD)
+	pid, errno := vforkSyscall(unix.SYS_CLONE, flags, 0, uintptr(unsafe.Pointer(pidfd)))
 	if errno != 0 || pid != 0 {
-		return int(pid), errno
+		return int(pid), syscall.Errno(errno)
 	}
 	e.run()
 	return 0, 0
 }
 
 // waitProgram waits until the program (pid, pidfd) ends or the deadline
-// is up, reaping every child meanwhile, and says which.
+// is up, reaping every child meanwhile (forward wakes it through wakeR),
+// and says which.
 func waitProgram(r *reaperInit, pid, pidfd, wakeR int) initEnd {
 	deadline := r.Deadline
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(wakeR), Events: unix.POLLIN}}

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -159,7 +161,7 @@ func (s *supervisor) programPIDs() []int {
 	if !s.reaper {
 		pids = append(pids, s.proc.PID())
 	}
-	for _, p := range procfs.Tree(s.proc.PID()) {
+	for _, p := range s.tree() {
 		if p.Alive() {
 			pids = append(pids, p.PID)
 		}
@@ -177,12 +179,42 @@ func (s *supervisor) count() int {
 	if s.reaper {
 		n = 0
 	}
-	for _, p := range procfs.Tree(s.proc.PID()) {
+	for _, p := range s.tree() {
 		if p.Alive() {
 			n++
 		}
 	}
 	return n
+}
+
+// tree returns the processes below the run's first process. Below a
+// reaper it reads the children of the init's first thread alone, not of
+// its every thread as procfs.Tree does: the init forks the program there,
+// and the kernel hands orphans to that thread (the namespace's reaper), so
+// the list holds them all, and the monitor, which looks every few
+// milliseconds, reads one file where it would read one per thread of the
+// init's runtime (and leave /proc entries the kernel must sweep when the
+// init is reaped).
+func (s *supervisor) tree() []procfs.Proc {
+	pid := s.proc.PID()
+	if !s.reaper {
+		return procfs.Tree(pid)
+	}
+	b, ok := readSmallFile("/proc/"+strconv.Itoa(pid)+"/task/"+strconv.Itoa(pid)+"/children", make([]byte, 4096))
+	if !ok {
+		return nil
+	}
+	var out []procfs.Proc
+	for _, f := range strings.Fields(string(b)) {
+		child, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		if p, err := procfs.Stat(child); err == nil {
+			out = append(append(out, p), procfs.Tree(child)...)
+		}
+	}
+	return out
 }
 
 // killRun kills a run led by proc. With tree set it kills the process,
