@@ -99,6 +99,14 @@ func (s *supervisor) wait(ctx context.Context, timer *time.Timer, timeout, tick 
 			if s.ended() {
 				return ""
 			}
+			if s.reaper && exiting(s.proc.PID()) {
+				// The init has ended the run and is waiting for the
+				// kernel to kill the rest of its namespace, which a
+				// loaded machine can take a while to schedule: killing
+				// it would change nothing but the Result's word.
+				timer.Reset(s.grace)
+				continue
+			}
 			if s.wall && mutants.On(mutants.NoWallLimit) {
 				// The defect: the wall clock is not armed, only the
 				// watchdog bounds the run (asked only once the wall
@@ -126,6 +134,30 @@ func (s *supervisor) wait(ctx context.Context, timer *time.Timer, timeout, tick 
 // exit late: a program that finished in time was not stopped, and its
 // Result must say how it ended, not that a limit fired afterwards.
 func (s *supervisor) ended() bool { return s.proc.Exited() }
+
+// exiting reports whether process pid has begun to exit (PF_EXITING in
+// the flags of /proc/PID/stat, its ninth field): the init of a PID
+// namespace stays so until the kernel has killed and reaped every other
+// process in it.
+func exiting(pid int) bool {
+	b, ok := readSmallFile("/proc/"+strconv.Itoa(pid)+"/stat", make([]byte, 512))
+	if !ok {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3, the state
+	if len(f) < 7 {
+		return false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return err == nil && flags&pfExiting != 0
+}
+
+// pfExiting is the kernel's PF_EXITING task flag.
+const pfExiting = 0x4
 
 // kill stops the run for why. A timeout's kill is preceded by a reading
 // of the run's wait for a CPU. Under a reaper, a cancelled run's program
