@@ -72,17 +72,16 @@ func reap(r *reaperInit, plan *execPlan) error {
 		return err
 	}
 	// The program has exec'd: what the init does to its own signals from
-	// here on is not inherited. A signal sent before this point ends the
-	// init (and so the run), as it would have ended the program.
+	// here on is not inherited.
+	signal.Ignore(unix.SIGQUIT, unix.SIGABRT)
 	sigs := make(chan os.Signal, 16)
-	catchSignals(sigs)
 	for fd := cgroupTasksFD; fd < cgroupTasksFD+plan.groupFDs; fd++ {
 		unix.Close(fd) // the child has joined: the init has no use for them
 	}
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // the program cannot read or write the init's memory
 	hideConfig()
 	go forward(sigs, pidfd, wake[1])
-	end := waitProgram(r, pid, pidfd, wake[0])
+	end := waitProgram(r, pid, pidfd, wake[0], func() { catchSignals(sigs) })
 	if _, err := unix.Write(initErrFD, endRecord(end).encode()); err != nil {
 		return errReported // nobody reads: the caller is gone
 	}
@@ -92,17 +91,16 @@ func reap(r *reaperInit, plan *execPlan) error {
 // catchSignals relays to sigs the signals the init forwards and SIGCHLD
 // (an orphan it adopted has ended; ignoring SIGCHLD would have the kernel
 // reap the orphans, but the program too, once it has exec'd, whatever its
-// exit signal), and keeps the program from ending its own run by
+// exit signal). It also keeps the program from ending its own run by
 // signalling PID 1. From inside its namespace PID 1 gets only the signals
 // it has a handler for, never SIGKILL or SIGSTOP, but Go's runtime has one
-// for every signal and would die of SIGQUIT, SIGABRT, or a SIGSEGV, SIGSYS
-// or the like sent by kill: those os/signal can ignore are ignored, the
-// rest relayed and dropped (see forward). They are named one by one:
-// enabling each ignorable one costs a round trip to the runtime's
-// signal-mask thread (about 0.2 ms of CPU here), several ms for all.
+// for every signal and would die of SIGQUIT, SIGABRT (which reap ignores),
+// or a SIGSEGV, SIGSYS or the like sent by kill, which os/signal cannot
+// ignore: those are relayed and dropped (see forward). Signals are named
+// one by one: enabling each of the others costs a round trip to the
+// runtime's signal-mask thread (about 0.5 ms here), several ms for all.
 func catchSignals(sigs chan<- os.Signal) {
-	signal.Ignore(unix.SIGQUIT, unix.SIGABRT)
-	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGWINCH,
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGWINCH, unix.SIGCHLD,
 		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS)
 }
 
@@ -185,41 +183,65 @@ func (e *execPlan) fork(pidfd *int32) (int, syscall.Errno) {
 	return 0, 0
 }
 
+// catchDelay is how long into the program's run the init begins to catch
+// signals (see catchSignals): enabling them costs about 3 ms of wall time
+// here, which a program that is done by then does not pay. A signal sent
+// to the init before then ends it, and so the run, as it would have ended
+// the program; an orphan that ends before then is reaped at the next
+// wake-up, at the latest then.
+const catchDelay = 10 * time.Millisecond
+
 // waitProgram waits until the program (pid, pidfd) ends or the deadline
 // is up, reaping every child meanwhile (forward wakes it through wakeR),
-// and says which.
-func waitProgram(r *reaperInit, pid, pidfd, wakeR int) initEnd {
-	deadline := r.Deadline
+// and says which. It calls catch once, catchDelay into the wait.
+func waitProgram(r *reaperInit, pid, pidfd, wakeR int, catch func()) initEnd {
+	deadline, catchAt := r.Deadline, monotonicNow()+int64(catchDelay)
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(wakeR), Events: unix.POLLIN}}
 	var drain [64]byte
 	for {
 		if ws, ok := reapChildren(pid); ok {
 			return initEnd{Status: ws}
 		}
-		var timeout *unix.Timespec
-		if deadline > 0 {
-			now := monotonicNow()
-			if now >= deadline {
-				if r.Wall && mutants.On(mutants.NoWallLimit) {
-					// The defect: the wall clock is not armed; only the
-					// watchdog bounds the run (asked only once the wall
-					// clock is up, as the caller's supervisor does).
-					r.Wall, deadline = false, r.Watchdog
-					continue
-				}
-				u := readUsage(namespaceProgram())
-				return initEnd{Deadline: true, At: now, RunQueueWait: u.runQueue, RunQueueTasks: u.tasks, CPU: u.cpu}
+		now := monotonicNow()
+		if deadline > 0 && now >= deadline {
+			if r.Wall && mutants.On(mutants.NoWallLimit) {
+				// The defect: the wall clock is not armed; only the
+				// watchdog bounds the run (asked only once the wall
+				// clock is up, as the caller's supervisor does).
+				r.Wall, deadline = false, r.Watchdog
+				continue
 			}
-			ts := unix.NsecToTimespec(deadline - now)
-			timeout = &ts
+			u := readUsage(namespaceProgram())
+			return initEnd{Deadline: true, At: now, RunQueueWait: u.runQueue, RunQueueTasks: u.tasks, CPU: u.cpu}
 		}
-		unix.Ppoll(fds, timeout, nil) // EINTR: look again
+		if catchAt > 0 && now >= catchAt {
+			catch()
+			catchAt = 0
+			continue
+		}
+		unix.Ppoll(fds, timeLeft(now, deadline, catchAt), nil) // EINTR: look again
 		for {
 			if n, _ := unix.Read(wakeR, drain[:]); n <= 0 {
 				break
 			}
 		}
 	}
+}
+
+// timeLeft is the time from now to the earliest of times (CLOCK_MONOTONIC
+// in ns; 0: none), for ppoll; nil when there is none.
+func timeLeft(now int64, times ...int64) *unix.Timespec {
+	var first int64
+	for _, t := range times {
+		if t > 0 && (first == 0 || t < first) {
+			first = t
+		}
+	}
+	if first == 0 {
+		return nil
+	}
+	ts := unix.NsecToTimespec(max(first-now, 0))
+	return &ts
 }
 
 // reapChildren reaps every child that has ended, and returns the

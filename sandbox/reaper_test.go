@@ -176,7 +176,9 @@ func TestReaperSoftCPULimit(t *testing.T) {
 // TestReaperForwardsSignals: the init passes SIGWINCH, SIGHUP and SIGINT
 // sent to it on to the program, and a cancelled run's SIGTERM, whose
 // handler then runs; signals it does not forward (SIGUSR1, SIGQUIT) reach
-// no one and do not end the init.
+// no one and do not end the init. The init catches signals from
+// catchDelay into the run on: SIGWINCH, harmless before, is sent until
+// the program has it, and the rest after.
 func TestReaperForwardsSignals(t *testing.T) {
 	hardenedHere(t)
 	p := MustPreset(6)
@@ -187,16 +189,17 @@ func TestReaperForwardsSignals(t *testing.T) {
 	tok := token(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := filepath.Join(s.Dir(), "ready")
+	winched := filepath.Join(s.Dir(), "SIGWINCH")
 	go func() {
 		defer cancel()
-		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-			if _, err := os.Stat(ready); err == nil {
+		init, _ := initOf(tok)
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(winched); err == nil {
 				break
 			}
+			unix.Kill(init, unix.SIGWINCH)
 		}
-		init, _ := initOf(tok)
-		for _, sig := range []unix.Signal{unix.SIGWINCH, unix.SIGHUP, unix.SIGUSR1, unix.SIGQUIT, unix.SIGINT} {
+		for _, sig := range []unix.Signal{unix.SIGHUP, unix.SIGUSR1, unix.SIGQUIT, unix.SIGINT} {
 			unix.Kill(init, sig)
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -205,13 +208,15 @@ func TestReaperForwardsSignals(t *testing.T) {
 import signal, sys, time
 got = []
 def note(n, _):
-    got.append(signal.Signals(n).name)
+    name = signal.Signals(n).name
+    if name not in got:
+        got.append(name)
+        open(name, "w").close()
     if n == signal.SIGTERM:
         print(" ".join(got), flush=True)
         sys.exit(0)
 for s in (signal.SIGWINCH, signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGQUIT):
     signal.signal(s, note)
-open("ready", "w").close()
 while True:
     time.sleep(0.01)
 `
