@@ -8,8 +8,10 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,27 +78,32 @@ func GitSince(ctx context.Context, root, rev string, u Universe) (*Since, error)
 }
 
 // parseDiff reads a unified diff (-U0) into the lines each file's new
-// version has changed. A deletion marks the lines on either side of it.
+// version has changed. A deletion marks the lines on either side of it;
+// a file changed without a hunk (its mode, a rename, a deletion) is there
+// with no line.
 func parseDiff(diff string) map[string][]lineRange {
 	out := map[string][]lineRange{}
 	file := ""
+	touch := func(name string) {
+		if _, ok := out[name]; !ok {
+			out[name] = nil
+		}
+	}
 	sc := bufio.NewScanner(strings.NewReader(diff))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<24)
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
-		case strings.HasPrefix(line, "+++ "):
-			name := strings.TrimPrefix(line, "+++ ")
-			if u, err := strconv.Unquote(name); err == nil {
-				name = u
-			}
+		case strings.HasPrefix(line, "diff --git "):
 			file = ""
-			if name != "/dev/null" {
+			for _, name := range gitPaths(strings.TrimPrefix(line, "diff --git ")) {
+				touch(name)
+			}
+		case strings.HasPrefix(line, "+++ "):
+			file = ""
+			if name := unquote(strings.TrimPrefix(line, "+++ ")); name != "/dev/null" {
 				file = strings.TrimPrefix(name, "b/")
-				// A file changed without a hunk (its mode) is changed too.
-				if _, ok := out[file]; !ok {
-					out[file] = nil
-				}
+				touch(file)
 			}
 		case strings.HasPrefix(line, "@@ ") && file != "":
 			if r, ok := hunkRange(line); ok {
@@ -105,6 +112,36 @@ func parseDiff(diff string) map[string][]lineRange {
 		}
 	}
 	return out
+}
+
+// gitPaths reads the two paths of a "diff --git a/P b/Q" line, quoted or
+// not, without their a/ and b/.
+func gitPaths(rest string) []string {
+	var a, b string
+	if strings.HasPrefix(rest, `"`) || strings.HasSuffix(rest, `"`) {
+		i := strings.LastIndex(rest[:len(rest)-1], ` "`)
+		if strings.HasPrefix(rest, `"`) && !strings.HasSuffix(rest, `"`) {
+			i = strings.Index(rest, `" `) + 1
+		}
+		if i <= 0 {
+			return nil
+		}
+		a, b = unquote(rest[:i]), unquote(rest[i+1:])
+	} else if n := len(rest); n%2 == 1 && rest[:n/2][2:] == rest[n/2+1:][2:] {
+		a, b = rest[:n/2], rest[n/2+1:]
+	} else if i := strings.LastIndex(rest, " b/"); i > 0 {
+		a, b = rest[:i], rest[i+1:]
+	} else {
+		return nil
+	}
+	return []string{strings.TrimPrefix(a, "a/"), strings.TrimPrefix(b, "b/")}
+}
+
+func unquote(s string) string {
+	if u, err := strconv.Unquote(s); err == nil {
+		return u
+	}
+	return s
 }
 
 // hunkRange reads the new side of a hunk header: "@@ -a,b +c,d @@".
@@ -151,11 +188,7 @@ func SelectSince(src fs.FS, rev string, changed map[string][]lineRange, u Univer
 			}
 		}
 	}
-	machinery, err := expand(src, machineryPaths)
-	if err != nil {
-		return nil, err
-	}
-	all := slices.ContainsFunc(machinery, func(f string) bool { _, ok := changed[f]; return ok })
+	all := slices.ContainsFunc(slices.Collect(maps.Keys(changed)), func(f string) bool { return under(f, machineryPaths) })
 	for _, pkg := range probePackages {
 		ids := u.Checks
 		if pkg.dir == "attacks" {
@@ -165,9 +198,28 @@ func SelectSince(src fs.FS, rev string, changed map[string][]lineRange, u Univer
 		if err != nil {
 			return nil, fmt.Errorf("finding %s' files: %w", pkg.dir, err)
 		}
-		every := all || slices.ContainsFunc(shared, func(f string) bool { _, ok := changed[f]; return ok })
+		owner := map[string]string{}
+		for id, files := range own {
+			for _, f := range files {
+				owner[f] = id
+			}
+		}
+		every := all
+		for f := range changed {
+			id, isOwn := owner[f]
+			switch {
+			case isOwn:
+				s.Probes[probeKey(pkg.dir, id)] = true
+			case slices.Contains(shared, f):
+				every = true
+			case path.Dir(f) == pkg.dir && !strings.HasSuffix(f, "_test.go"):
+				// Not in the package now: a deleted file, a helper
+				// perhaps; every probe of the package.
+				every = true
+			}
+		}
 		for _, id := range ids {
-			if every || slices.ContainsFunc(own[id], func(f string) bool { _, ok := changed[f]; return ok }) {
+			if every || s.Probes[probeKey(pkg.dir, id)] {
 				s.Probes[probeKey(pkg.dir, id)] = true
 			}
 		}
@@ -261,4 +313,14 @@ func (s *Since) filter(list []mutants.Defect, probes []Probe, base *baseRun) ([]
 		}
 	}
 	return out, p
+}
+
+// under reports whether file is one of paths or below one of them.
+func under(file string, paths []string) bool {
+	for _, p := range paths {
+		if file == p || strings.HasPrefix(file, p+"/") {
+			return true
+		}
+	}
+	return false
 }
