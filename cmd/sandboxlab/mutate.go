@@ -211,7 +211,7 @@ func mutateCmd(ctx context.Context, o *mutateOptions, stdout, stderr io.Writer) 
 // with --incremental that is an error: what cannot be vouched for is not
 // reused silently.
 func (o *mutateOptions) prepareIncremental(ctx context.Context, r *harness.Runner, stderr io.Writer) error {
-	inputs, err := harness.ComputeInputs(sandboxlab.Sources, harness.HostFingerprint(), harness.Registered())
+	inputs, err := harness.ComputeInputs(sandboxlab.Sources, hostFingerprint(), harness.Registered())
 	switch {
 	case err != nil && o.incremental != "":
 		return fmt.Errorf("--incremental: %w", err)
@@ -245,6 +245,10 @@ func (o *mutateOptions) prepareIncremental(ctx context.Context, r *harness.Runne
 	}
 	return nil
 }
+
+// hostFingerprint is harness.HostFingerprint; a test of this package,
+// whose binary is no reexec helper, gives its own.
+var hostFingerprint = harness.HostFingerprint
 
 // writeMutationFile writes m's JSON report to path, whole or not at all: the
 // earlier run it replaces stays until the new one is complete.
