@@ -293,7 +293,11 @@ func reusedLines(p *printer, ru *Reused, r *RunInfo, defects []Defect) {
 	if len(ru.Rejudged) > 0 {
 		p.printf(" (judged again against their edited predictions: %s)", strings.Join(ru.Rejudged, ", "))
 	}
-	p.printf(". Ran again: %s. Changed since: %s.\n", list(again), changed)
+	ranAgain := "none"
+	if len(again) > 0 {
+		ranAgain = strings.Join(again, ", ")
+	}
+	p.printf(". Ran again: %s. Changed since: %s.\n", ranAgain, changed)
 }
 
 // GateSentence says whether the gate holds, for every suite of the run,
