@@ -103,15 +103,15 @@ func ComputeInputs(src fs.FS, env Fingerprint, u Universe) (*report.Inputs, erro
 		if pkg.dir == "attacks" {
 			ids = u.Attacks
 		}
-		shared, own, err := pkg.split(src, ids)
+		sp, err := pkg.split(src, ids)
 		if err != nil {
 			return nil, fmt.Errorf("digesting %s: %w", pkg.dir, err)
 		}
-		if in.Shared[pkg.dir], err = digest(src, shared); err != nil {
+		if in.Shared[pkg.dir], err = digestShared(src, sp); err != nil {
 			return nil, err
 		}
 		for _, id := range ids {
-			if in.Probes[probeKey(pkg.dir, id)], err = digest(src, own[id]); err != nil {
+			if in.Probes[probeKey(pkg.dir, id)], err = digest(src, sp.own[id]); err != nil {
 				return nil, err
 			}
 		}
@@ -192,13 +192,25 @@ func isPackage(src fs.FS, dir string) bool {
 	return len(matches) > 0
 }
 
-// split returns the files pkg's probes share (its package's files but
-// the probes' own, own files that others refer to, and the packages it
-// imports that no group covers), and each probe's own files.
-func (pkg probePackage) split(src fs.FS, ids []string) (shared []string, own map[string][]string, err error) {
+// packageSplit is how a probe package's files divide: those its probes
+// share, each probe's own, and in the shared ones the lists of probes
+// (span offsets) that the digest leaves out.
+type packageSplit struct {
+	shared []string
+	own    map[string][]string
+	lists  map[string][]span
+}
+
+// span is bytes [from, to) of a file.
+type span struct{ from, to int }
+
+// split divides pkg's files: those its probes share (its package's files
+// but the probes' own, own files that others refer to, and the packages
+// it imports that no group covers), and each probe's own files.
+func (pkg probePackage) split(src fs.FS, ids []string) (packageSplit, error) {
 	files, err := packageFiles(src, pkg.dir)
 	if err != nil {
-		return nil, nil, err
+		return packageSplit{}, err
 	}
 	owner := map[string]string{}
 	for _, id := range ids {
@@ -208,25 +220,50 @@ func (pkg probePackage) split(src fs.FS, ids []string) (shared []string, own map
 			}
 		}
 	}
-	referred, err := referredTo(src, pkg.dir, files, owner)
+	referred, lists, err := referredTo(src, pkg.dir, files, owner)
 	if err != nil {
-		return nil, nil, err
+		return packageSplit{}, err
 	}
-	own = map[string][]string{}
+	out := packageSplit{own: map[string][]string{}, lists: lists}
 	for _, f := range files {
 		if id, ok := owner[f]; ok && !referred[f] {
-			own[id] = append(own[id], f)
+			out.own[id] = append(out.own[id], f)
 		} else {
-			shared = append(shared, f)
+			out.shared = append(out.shared, f)
 		}
 	}
 	imported, err := importClosure(src, files)
 	if err != nil {
-		return nil, nil, err
+		return packageSplit{}, err
 	}
-	shared = append(shared, imported...)
-	slices.Sort(shared)
-	return slices.Compact(shared), own, nil
+	out.shared = append(out.shared, imported...)
+	slices.Sort(out.shared)
+	out.shared = slices.Compact(out.shared)
+	return out, nil
+}
+
+// digestShared is digest of a package's shared files without the
+// contents of its lists of probes: a registry lists which probes exist
+// and in what order, which no probe's verdict depends on, so a check
+// added to it runs alone (its own file is new), not with every other.
+func digestShared(src fs.FS, sp packageSplit) (string, error) {
+	h := sha256.New()
+	for _, f := range sp.shared {
+		b, err := fs.ReadFile(src, f)
+		if err != nil {
+			return "", fmt.Errorf("digesting %s: %w", f, err)
+		}
+		var kept []byte
+		at := 0
+		for _, l := range sp.lists[f] {
+			kept = append(kept, b[at:l.from]...)
+			at = l.to
+		}
+		kept = append(kept, b[at:]...)
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(kept))
+		h.Write(kept)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // importClosure lists the files of the module's packages that files
@@ -280,10 +317,11 @@ func covered(dir string) bool {
 // of the package in dir uses something of (a top-level name, a method, a
 // field): those count as shared. The package is type-checked on its own,
 // its imports left unresolved, which is enough to tell its own names
-// from local ones. A registry's list of probes (the bare names in a
-// package-level var's composite literal) is no use of them: it only
-// lists them.
-func referredTo(src fs.FS, dir string, files []string, owner map[string]string) (map[string]bool, error) {
+// from local ones. A list of probes (a package-level var's composite
+// literal of nothing but names declared in probes' own files: a
+// registry) is no use of them: it only lists them; the second result has
+// each file's such lists.
+func referredTo(src fs.FS, dir string, files []string, owner map[string]string) (map[string]bool, map[string][]span, error) {
 	fset := token.NewFileSet()
 	var parsed []*ast.File
 	for _, f := range files {
@@ -292,18 +330,40 @@ func referredTo(src fs.FS, dir string, files []string, owner map[string]string) 
 		}
 		b, err := fs.ReadFile(src, f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		af, err := parser.ParseFile(fset, f, b, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		parsed = append(parsed, af)
 	}
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
 	conf := types.Config{Importer: noImports{}, Error: func(error) {}}
 	pkg, _ := conf.Check(dir, fset, parsed, info)
-	listed := registryLists(parsed)
+	declaredIn := func(id *ast.Ident) string {
+		if obj, ok := info.Uses[id]; ok && obj.Pkg() == pkg {
+			return fset.Position(obj.Pos()).Filename
+		}
+		return ""
+	}
+	listed := map[*ast.Ident]bool{}
+	lists := map[string][]span{}
+	for _, cl := range packageLists(parsed) {
+		probes := true
+		for _, e := range cl.Elts {
+			_, own := owner[declaredIn(e.(*ast.Ident))]
+			probes = probes && own
+		}
+		if !probes {
+			continue
+		}
+		for _, e := range cl.Elts {
+			listed[e.(*ast.Ident)] = true
+		}
+		f := fset.Position(cl.Pos()).Filename
+		lists[f] = append(lists[f], span{fset.Position(cl.Lbrace).Offset + 1, fset.Position(cl.Rbrace).Offset})
+	}
 	out := map[string]bool{}
 	for id, obj := range info.Uses {
 		if obj.Pkg() != pkg || listed[id] || (obj.Parent() != nil && obj.Parent() != pkg.Scope()) {
@@ -314,7 +374,10 @@ func referredTo(src fs.FS, dir string, files []string, owner map[string]string) 
 			out[decl] = true
 		}
 	}
-	return out, nil
+	for f := range lists {
+		slices.SortFunc(lists[f], func(a, b span) int { return a.from - b.from })
+	}
+	return out, lists, nil
 }
 
 // noImports resolves no import: what a probe package imports is not what
@@ -325,10 +388,10 @@ func (noImports) Import(p string) (*types.Package, error) {
 	return nil, fmt.Errorf("%s: not resolved", p)
 }
 
-// registryLists are the bare names listed in package-level vars'
-// composite literals.
-func registryLists(files []*ast.File) map[*ast.Ident]bool {
-	listed := map[*ast.Ident]bool{}
+// packageLists are the composite literals of package-level vars whose
+// elements are all bare names.
+func packageLists(files []*ast.File) []*ast.CompositeLit {
+	var out []*ast.CompositeLit
 	for _, af := range files {
 		for _, d := range af.Decls {
 			g, ok := d.(*ast.GenDecl)
@@ -337,16 +400,13 @@ func registryLists(files []*ast.File) map[*ast.Ident]bool {
 			}
 			for _, s := range g.Specs {
 				for _, v := range s.(*ast.ValueSpec).Values {
-					if cl, ok := v.(*ast.CompositeLit); ok {
-						for _, e := range cl.Elts {
-							if id, ok := e.(*ast.Ident); ok {
-								listed[id] = true
-							}
-						}
+					cl, ok := v.(*ast.CompositeLit)
+					if ok && len(cl.Elts) > 0 && !slices.ContainsFunc(cl.Elts, func(e ast.Expr) bool { _, id := e.(*ast.Ident); return !id }) {
+						out = append(out, cl)
 					}
 				}
 			}
 		}
 	}
-	return listed
+	return out
 }

@@ -89,7 +89,25 @@ func TestInputsDigests(t *testing.T) {
 		})
 	}
 
+	// A new check, listed in the registry: it alone is new; the
+	// registry's list is no input of the others.
 	tree := inputsTree()
+	tree["checks/registry.go"] = &fstest.MapFile{Data: []byte("package checks\n\nvar all = []*int{\n\ta, b, c,\n\t// the new one\n\td,\n}\n")}
+	tree["checks/d.go"] = &fstest.MapFile{Data: []byte("package checks\n\nvar d = new(int)\n")}
+	added, err := ComputeInputs(tree, env, Universe{Checks: []string{"a", "b", "c", "d"}, Attacks: inputsUniverse.Attacks})
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(changedDigests(before, added), []string(nil)))
+	assert.Check(t, added.Probes["checks/d"] != "")
+	// A list of anything else is an input like any code.
+	tree["checks/registry.go"] = &fstest.MapFile{Data: []byte("package checks\n\nvar all = []*int{a, b, c, d}\n\nvar levels = []int{one}\n\nconst one = 1\n")}
+	before2, err := ComputeInputs(tree, env, Universe{Checks: []string{"a", "b", "c", "d"}, Attacks: inputsUniverse.Attacks})
+	assert.NilError(t, err)
+	tree["checks/registry.go"] = &fstest.MapFile{Data: []byte("package checks\n\nvar all = []*int{a, b, c, d}\n\nvar levels = []int{two}\n\nconst two = 1\n")}
+	after2, err := ComputeInputs(tree, env, Universe{Checks: []string{"a", "b", "c", "d"}, Attacks: inputsUniverse.Attacks})
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(changedDigests(before2, after2), []string{"checks"}))
+
+	tree = inputsTree()
 	delete(tree, "harness/jail.go")
 	_, err = ComputeInputs(tree, env, inputsUniverse)
 	assert.Check(t, is.ErrorContains(err, "the sources lack harness/jail.go"), "what is not there cannot be vouched for")

@@ -121,6 +121,9 @@ func (r *Runner) reuseBarrier(prev *report.Mutation) []string {
 	if prev.Run.Selection == r.NoSelect {
 		why = append(why, "the earlier run selected probes otherwise (--no-select)")
 	}
+	if r.Masking {
+		why = append(why, "the masking search needs what each probe's run says of its layers, which a report does not keep")
+	}
 	return why
 }
 

@@ -194,12 +194,13 @@ func SelectSince(src fs.FS, rev string, changed map[string][]lineRange, u Univer
 		if pkg.dir == "attacks" {
 			ids = u.Attacks
 		}
-		shared, own, err := pkg.split(src, ids)
+		sp, err := pkg.split(src, ids)
 		if err != nil {
 			return nil, fmt.Errorf("finding %s' files: %w", pkg.dir, err)
 		}
+		shared := sp.shared
 		owner := map[string]string{}
-		for id, files := range own {
+		for id, files := range sp.own {
 			for _, f := range files {
 				owner[f] = id
 			}
