@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/report/reporttest"
 	"sandboxlab/verdict"
 )
 
@@ -268,6 +271,15 @@ func TestIncrementalPredictionEdit(t *testing.T) {
 	sameVerdicts(t, got, want)
 	assert.Check(t, is.Len(nonEmpty(asked), 0), "nothing ran: %v", asked)
 	assert.Check(t, is.DeepEqual(got.Run.Reused.Rejudged, []string{"exit_code_lost"}))
+	// Every format of the report says the same of it.
+	dir := t.TempDir()
+	_, err := report.WriteAll(dir, "mutate", got)
+	assert.NilError(t, err)
+	assert.Check(t, reporttest.CrossCheck(dir))
+	text, err := os.ReadFile(filepath.Join(dir, "mutate.txt"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(text), "Reused from run "+prev.Run.ID))
+	assert.Check(t, is.Contains(string(text), "judged again against their edited predictions: exit_code_lost"))
 	replayed, err := Rejudge(prev, edited, verdict.FailOnEscape)
 	assert.NilError(t, err)
 	sameVerdicts(t, got, replayed)

@@ -56,10 +56,11 @@ var (
 	libraryPaths   = []string{"sandbox"}
 	machineryPaths = []string{"mutants", "verdict", "go.mod", "harness/worker.go", "harness/probe.go", "harness/jail.go",
 		"report/model.go", "report/mutation.go"}
-	// coveredDirs are the module's directories whose code a probe runs
-	// only through the library and the machinery: importing one adds
-	// nothing to a probe package's shared group. Of report, probes use
-	// only the types of the model, which machinery digests.
+	// coveredDirs are the module's directories (and those below) that
+	// importing adds nothing for to a group: the library and the
+	// machinery are groups of their own (as the probe packages are, which
+	// the worker imports). Of report, probes use only the types of the
+	// model, which machinery digests.
 	coveredDirs = []string{"sandbox", "mutants", "verdict", "report"}
 )
 
@@ -94,6 +95,15 @@ func ComputeInputs(src fs.FS, env Fingerprint, u Universe) (*report.Inputs, erro
 		if err != nil {
 			return nil, err
 		}
+		// A package of the module the group imports that no group
+		// covers (none today) is part of it.
+		imported, err := importClosure(src, files)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, imported...)
+		slices.Sort(files)
+		files = slices.Compact(files)
 		if in.Shared[name], err = digest(src, files); err != nil {
 			return nil, err
 		}
@@ -305,6 +315,11 @@ func importClosure(src fs.FS, files []string) ([]string, error) {
 }
 
 func covered(dir string) bool {
+	for _, pkg := range probePackages {
+		if dir == pkg.dir {
+			return true
+		}
+	}
 	for _, c := range coveredDirs {
 		if dir == c || strings.HasPrefix(dir, c+"/") {
 			return true

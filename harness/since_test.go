@@ -17,6 +17,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/report/reporttest"
 	"sandboxlab/verdict"
 )
 
@@ -168,4 +169,8 @@ func TestRunnerSince(t *testing.T) {
 	assert.NilError(t, report.WriteWith(&b, report.Text, m, report.Options{}))
 	assert.Check(t, is.Contains(b.String(), "for this partial run only (--since main: 3 of 5 defects ran)"))
 	assert.Check(t, is.Contains(b.String(), "PARTIAL RUN (--since main)"))
+	dir := t.TempDir()
+	_, err = report.WriteAll(dir, "mutate", m)
+	assert.NilError(t, err)
+	assert.Check(t, reporttest.CrossCheck(dir))
 }
