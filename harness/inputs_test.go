@@ -18,14 +18,16 @@ import (
 	"sandboxlab/report"
 )
 
-// inputsTree is a made-up module: the machinery, a library, checks a, b
-// and c (b declares a helper c calls; the registry lists all three), an
-// attack x with its program, and a package the checks import.
+// inputsTree is a made-up module: the machinery, a library (and a
+// package it imports), checks a, b and c (b declares a helper c calls;
+// the registry lists all three), attacks x and y with their programs,
+// and a package the checks import.
 func inputsTree() fstest.MapFS {
 	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
 	return fstest.MapFS{
 		"go.mod":                      file("module sandboxlab\n"),
-		"sandbox/run.go":              file("package sandbox\n"),
+		"sandbox/run.go":              file("package sandbox\n\nimport _ \"sandboxlab/lib2\"\n"),
+		"lib2/lib2.go":                file("package lib2\n"),
 		"sandbox/seccomp/x/x_amd64.s": file("TEXT ·x(SB),0,$0\n"),
 		"mutants/gate.go":             file("package mutants\n"),
 		"verdict/verdict.go":          file("package verdict\n"),
@@ -76,6 +78,7 @@ func TestInputsDigests(t *testing.T) {
 		{"attacks/attacks.go", []string{"attacks"}},
 		{"sandbox/run.go", []string{"library"}},
 		{"sandbox/seccomp/x/x_amd64.s", []string{"library"}},
+		{"lib2/lib2.go", []string{"library"}}, // imported by the library
 		{"report/model.go", []string{"machinery"}},
 		{"go.mod", []string{"machinery"}},
 	}
