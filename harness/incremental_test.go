@@ -130,13 +130,16 @@ func treeResults(tree fstest.MapFS) map[string]*WorkerResult {
 // incremental runs the five defects on the canned workers of tree under
 // env, reusing prev's verdicts when prev is set, and returns the report
 // (as its JSON reads back) and the probe runs asked for, by defect.
-func incremental(t *testing.T, tree fstest.MapFS, env Fingerprint, preds *Predictions, prev *report.Mutation) (*report.Mutation, map[string][]string) {
+func incremental(t *testing.T, tree fstest.MapFS, env Fingerprint, preds *Predictions, prev *report.Mutation, edits ...func(*Runner)) (*report.Mutation, map[string][]string) {
 	t.Helper()
 	in, err := ComputeInputs(tree, env, universe)
 	assert.NilError(t, err)
 	f := &fakes{results: treeResults(tree), reach: incrementalReach}
 	r := &Runner{Worker: f.worker(t), Predictions: preds, Only: slices.Sorted(maps.Keys(incrementalReach)),
 		Jobs: 4, Timeout: 10 * time.Second, FailOn: verdict.FailOnEscape, Inputs: in, Previous: prev}
+	for _, e := range edits {
+		e(r)
+	}
 	m, err := r.Run(context.Background())
 	assert.NilError(t, err)
 	for d := range f.asked {
@@ -328,4 +331,34 @@ func nonEmpty(m map[string][]string) map[string][]string {
 		}
 	}
 	return out
+}
+
+// TestIncrementalShards: incremental shards merge into the incremental
+// unsharded run, what they reused added up; shards that measured other
+// inputs merge, but the merged report cannot be reused from.
+func TestIncrementalShards(t *testing.T) {
+	env := Fingerprint{"kernel": "6.1.0"}
+	tree := edit(sourceTree(), "checks/file_links.go", "package checks\n\nvar fileLinks = func() {}\n// fails traversal_ok file_links\n")
+	preds := predictions(t, nil)
+	prev, _ := incremental(t, sourceTree(), env, preds, nil)
+	whole, _ := incremental(t, tree, env, preds, prev)
+	var shards []*report.Mutation
+	for k := 1; k <= 2; k++ {
+		s, _ := incremental(t, tree, env, preds, prev, func(r *Runner) { r.Shard = Shard{K: k, N: 2} })
+		shards = append(shards, s)
+	}
+	merged, err := Merge(shards, verdict.FailOnEscape)
+	assert.NilError(t, err)
+	sameVerdicts(t, merged, whole)
+	assert.Check(t, is.DeepEqual(merged.Run.Inputs, whole.Run.Inputs))
+	assert.Check(t, is.Equal(merged.Run.Reused.ProbeRuns, whole.Run.Reused.ProbeRuns))
+	assert.Check(t, is.Equal(merged.Run.Reused.Defects, whole.Run.Reused.Defects))
+
+	shards[1].Run.Inputs.Environment["kernel"] = "6.2.0"
+	merged, err = Merge(shards, verdict.FailOnEscape)
+	assert.NilError(t, err)
+	assert.Check(t, merged.Run.Inputs == nil)
+	shards[1].Run.Reused.From = "another"
+	_, err = Merge(shards, verdict.FailOnEscape)
+	assert.Check(t, is.ErrorContains(err, "reused another run's verdicts"))
 }
