@@ -288,16 +288,16 @@ func reusedLines(p *printer, ru *Reused, r *RunInfo, defects []Defect) {
 			again = append(again, d.ID)
 		}
 	}
-	p.printf("Reused from %s: %d of the baseline's %d probe runs and %d of the defects' %d; %d defects ran no probe, every verdict of theirs reused",
+	line := fmt.Sprintf("Reused from %s: %d of the baseline's %d probe runs and %d of the defects' %d; %d defects ran no probe, every verdict of theirs reused",
 		from, ru.BaselineProbeRuns, ru.BaselineProbeRuns+r.BaselineProbeRuns, ru.ProbeRuns, ru.ProbeRuns+r.ProbeRuns, ru.Defects)
 	if len(ru.Rejudged) > 0 {
-		p.printf(" (judged again against their edited predictions: %s)", strings.Join(ru.Rejudged, ", "))
+		line += fmt.Sprintf(" (judged again against their edited predictions: %s)", strings.Join(ru.Rejudged, ", "))
 	}
 	ranAgain := "none"
 	if len(again) > 0 {
 		ranAgain = strings.Join(again, ", ")
 	}
-	p.printf(". Ran again: %s. Changed since: %s.\n", ranAgain, changed)
+	p.printf("%s. Ran again: %s. Changed since: %s.\n", line, ranAgain, changed)
 }
 
 // GateSentence says whether the gate holds, for every suite of the run,
