@@ -201,7 +201,7 @@ func TestMutateMaskingRediscoversTheCourse(t *testing.T) {
 // shows on canned workers that edits that do change behaviour are seen,
 // and the library's and the kernel's cases, which rerun everything.
 func TestMutateIncremental(t *testing.T) {
-	skip.If(t, testing.Short(), "a mutation run of a subset and two incremental runs (about a minute): run without -short, as make test does")
+	skip.If(t, testing.Short(), "a mutation run of a subset and two incremental runs (about 30 s): run without -short, as make test does")
 	only := strings.Split("fail_open,exit_code_lost,traversal_ok,no_sweep,quota_ignored", ",")
 	env := HostFingerprint()
 	run := func(edits map[string]string, prev *report.Mutation) *report.Mutation {
