@@ -201,7 +201,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 		}
 	}
 	if r.Since != nil {
-		run, m.Run.Partial = r.Since.filter(run, probes, base)
+		run, m.Run.Partial = r.Since.filter(list, run, probes, base)
 	}
 	if len(run) > 0 {
 		m.Defects = r.runDefects(ctx, pl, run, probes, base, m, prog, ru)

@@ -286,10 +286,11 @@ func isIdent(e ast.Expr, name string) bool {
 	return ok && id.Name == name
 }
 
-// filter keeps of list the defects the diff touches: their site changed,
+// filter keeps of run the defects the diff touches: their site changed,
 // or a probe that changed reaches it (in base's coverage), and returns
-// the report's account of the partial run.
-func (s *Since) filter(list []mutants.Defect, probes []Probe, base *baseRun) ([]mutants.Defect, *report.Partial) {
+// the report's account of the partial run, of all the defects the run
+// had (list: run, and those of a suite whose baseline is broken).
+func (s *Since) filter(list, run []mutants.Defect, probes []Probe, base *baseRun) ([]mutants.Defect, *report.Partial) {
 	p := &report.Partial{Since: s.Rev, Sites: []string{}, Probes: []string{}, Of: len(list)}
 	seen := map[string]bool{}
 	for _, pr := range probes {
@@ -299,12 +300,14 @@ func (s *Since) filter(list []mutants.Defect, probes []Probe, base *baseRun) ([]
 			p.Probes = append(p.Probes, k)
 		}
 	}
-	var out []mutants.Defect
 	for _, d := range list {
-		keep := s.Sites[string(d.ID)]
-		if keep {
+		if s.Sites[string(d.ID)] {
 			p.Sites = append(p.Sites, string(d.ID))
 		}
+	}
+	var out []mutants.Defect
+	for _, d := range run {
+		keep := s.Sites[string(d.ID)]
 		for _, pr := range probes {
 			pkg, id := probeInputKey(pr)
 			keep = keep || (pr.Suite == d.Suite.OrCourse() && s.Probes[probeKey(pkg, id)] && base.reaches(pr.ID, d.ID))
