@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -59,8 +60,7 @@ func Merge(shards []*report.Mutation, failOn verdict.FailOn) (*report.Mutation, 
 		}
 		return nil, fmt.Errorf("missing shards: %s", strings.Join(missing, ", "))
 	}
-	run := *first.Run
-	run.Shard, run.ProbeRuns, run.ProbeRunsUnselected = "", 0, 0
+	run := mergedRun(shards)
 	m := &report.Mutation{Identity: first.Identity, Baseline: first.Baseline, Jobs: first.Jobs, Run: &run, Defects: []report.Defect{}}
 	for _, s := range first.Suites {
 		m.Suites = append(m.Suites, report.SuiteResult{Suite: s.Suite, BaselineOK: s.BaselineOK, Problems: s.Problems})
@@ -88,6 +88,34 @@ func Merge(shards []*report.Mutation, failOn verdict.FailOn) (*report.Mutation, 
 	return m, nil
 }
 
+// mergedRun is how the shards' run was made: the first shard's account,
+// its probe runs counted again from the shards' below, and what the
+// shards reused added up.
+func mergedRun(shards []*report.Mutation) report.RunInfo {
+	first := shards[0]
+	run := *first.Run
+	run.Shard, run.ProbeRuns, run.ProbeRunsUnselected = "", 0, 0
+	// Shards measured on other hosts, or by binaries of other sources,
+	// cannot vouch as one for what a later run would reuse.
+	for _, s := range shards[1:] {
+		if !reflect.DeepEqual(s.Run.Inputs, first.Run.Inputs) {
+			run.Inputs = nil
+		}
+	}
+	if first.Run.Reused != nil {
+		reused := *first.Run.Reused
+		reused.ProbeRuns, reused.Defects, reused.Rejudged = 0, 0, nil
+		for _, s := range shards {
+			reused.ProbeRuns += s.Run.Reused.ProbeRuns
+			reused.Defects += s.Run.Reused.Defects
+			reused.Rejudged = append(reused.Rejudged, s.Run.Reused.Rejudged...)
+		}
+		slices.SortStableFunc(reused.Rejudged, func(a, b string) int { return defectIndex(a) - defectIndex(b) })
+		run.Reused = &reused
+	}
+	return run
+}
+
 // sameRun reports how two shards' runs differ, if they do.
 func sameRun(a, b *report.Mutation) error {
 	ra, rb := a.Run, b.Run
@@ -100,6 +128,10 @@ func sameRun(a, b *report.Mutation) error {
 		return fmt.Errorf("other suites (%s, %s)", verdict.SuiteList(ra.Suites), verdict.SuiteList(rb.Suites))
 	case ra.Selection != rb.Selection || ra.Repeat != rb.Repeat:
 		return errors.New("other settings (selection or repeat)")
+	case !reflect.DeepEqual(ra.Partial, rb.Partial):
+		return errors.New("other diffs (--since)")
+	case (ra.Reused == nil) != (rb.Reused == nil) || (ra.Reused != nil && ra.Reused.From != rb.Reused.From):
+		return errors.New("one reused another run's verdicts than the other (--incremental)")
 	case a.Baseline.OK != b.Baseline.OK:
 		return errors.New("one baseline is broken, the other not")
 	}

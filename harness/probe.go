@@ -119,6 +119,9 @@ type probeRun struct {
 	hung   bool
 	wall   time.Duration
 	cpu    time.Duration // of the worker and everything it waited for
+	// reused is set for a result taken from an earlier run (its wall and
+	// CPU time are that run's): nothing ran.
+	reused bool
 }
 
 // runTask runs one task in a worker. Everything the worker leaves behind
