@@ -64,7 +64,11 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	release, err := takeSlot(ctx)
+	release, queued, err := takeSlot(ctx, queueWait(p))
+	if errors.Is(err, errBusy) {
+		return &Result{Level: p.Level, Reason: ReasonBusy, ExitCode: -1, Queued: queued,
+			Message: "the machine is busy: " + err.Error() + "; nothing ran, try again"}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("waiting to run %s: %w", c.Path, err)
 	}
@@ -98,6 +102,9 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	o := supervise(ctx, p, cmd, ps, rg, started)
 	o.network, o.networkDropped = eg.finish() // the program is gone: so is its way out
 	res, err := newResult(p, c, o)
+	if res != nil {
+		res.Queued = queued
+	}
 	if err == nil && o.stoppedBy == ReasonSignal {
 		return res, ctx.Err() // the caller cancelled the run
 	}
