@@ -159,8 +159,8 @@ func limitList(p sandbox.Policy) string {
 	if p.Limits.CPU > 0 {
 		parts = append(parts, seconds(p.Limits.CPU)+" of CPU time")
 	}
-	if p.Limits.AddressSpace > 0 {
-		parts = append(parts, size(p.Limits.AddressSpace)+" of memory")
+	if n := memoryLimit(p); n > 0 {
+		parts = append(parts, size(n)+" of memory")
 	}
 	if p.Processes.Max > 0 {
 		parts = append(parts, fmt.Sprintf("more than %d processes", p.Processes.Max))
@@ -172,6 +172,15 @@ func limitList(p sandbox.Policy) string {
 		return parts[0]
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// memoryLimit is the memory a run may have under p: its address space
+// up to L5, its real memory (the control group's limit) at L6.
+func memoryLimit(p sandbox.Policy) int64 {
+	if n := p.Limits.AddressSpace; n > 0 {
+		return n
+	}
+	return p.Hardened.Cgroup.Memory
 }
 
 // statusOf copies the outcome of res, without its output.
@@ -265,7 +274,7 @@ func headline(p sandbox.Policy, res *sandbox.Result) string {
 			"the limit is per call, so the work can also be split over several calls with partial results saved in files.", limit)
 	case sandbox.ReasonMemory:
 		limit := "more memory than it may have"
-		if n := p.Limits.AddressSpace; n > 0 {
+		if n := memoryLimit(p); n > 0 {
 			limit = fmt.Sprintf("more than the %s of memory it may have", size(n))
 		}
 		return fmt.Sprintf("Error: out of memory: the program asked for %s. "+

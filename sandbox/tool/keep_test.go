@@ -135,3 +135,14 @@ func TestRunShell(t *testing.T) {
 	}
 	assert.Equal(t, strings.Count(d, "\n"), strings.Count(c.Description(), "\n"))
 }
+
+// TestDescriptionAtL6 states the memory limit L6 enforces, the control
+// group's real memory (its address space is not limited), as it states
+// the address space below L6.
+func TestDescriptionAtL6(t *testing.T) {
+	d := tool.CarefulDescription(sandbox.MustPreset(6), -1)
+	assert.Check(t, is.Contains(d, "A run is stopped after 1.5 s of wall-clock time, 2 s of CPU time, 256 MiB of memory or more than 16 processes"), d)
+	p := sandbox.MustPreset(6)
+	p.Hardened.Cgroup.Memory = 1 << 30
+	assert.Check(t, is.Contains(tool.CarefulShellDescription(p, -1), ", 1024 MiB of memory or"))
+}
