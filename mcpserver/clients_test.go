@@ -372,7 +372,7 @@ func scenarioProgress(t *testing.T, dial dialer) {
 	for i, p := range seen {
 		assert.Check(t, is.Equal(p.ProgressToken, "p1"))
 		assert.Check(t, is.Equal(p.Total, 10.0))
-		assert.Check(t, is.Contains(p.Message, "of at most 10s"))
+		assert.Check(t, is.Contains(p.Message, " s of at most 10 s"))
 		if i > 0 {
 			assert.Check(t, p.Progress > seen[i-1].Progress, "progress increases")
 		}

@@ -176,7 +176,7 @@ func (h *handlers) progress(ctx context.Context, req *mcp.CallToolRequest) (stop
 			elapsed := time.Since(start)
 			msg := fmt.Sprintf("running for %.1f s", elapsed.Seconds())
 			if limit > 0 {
-				msg += fmt.Sprintf(" of at most %s", limit)
+				msg += fmt.Sprintf(" of at most %g s", limit.Seconds())
 			}
 			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
 				Progress: elapsed.Seconds(), Total: limit.Seconds(), Message: msg})
