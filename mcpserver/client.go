@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,10 +47,31 @@ func Connect(ctx context.Context, t mcp.Transport) (*Client, error) {
 	return nil, fmt.Errorf("the MCP server has no run_python tool")
 }
 
-// Command is the transport that starts 'bin mcp args...' and speaks to
-// it over its stdin and stdout.
-func Command(bin string, args ...string) *mcp.CommandTransport {
-	return &mcp.CommandTransport{Command: exec.Command(bin, append([]string{"mcp"}, args...)...)}
+// Spawn starts 'bin mcp args...' and connects to it over its stdin and
+// stdout. What the server says on stderr is kept for the error, should it
+// fail to start (a level the machine cannot give, say).
+func Spawn(ctx context.Context, bin string, args ...string) (*Client, error) {
+	cmd := exec.Command(bin, append([]string{"mcp"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	c, err := Connect(ctx, &mcp.CommandTransport{Command: cmd})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return c, nil
+}
+
+// Opener returns a function that starts 'bin mcp args...' at each call
+// and returns the careful tool over it, with what ends the connection (and
+// so the server's session): the shape the scripted agent's RunVia takes.
+func Opener(bin string, args ...string) func(context.Context) (tool.Tool, func() error, error) {
+	return func(ctx context.Context) (tool.Tool, func() error, error) {
+		c, err := Spawn(ctx, bin, args...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, c.Close, nil
+	}
 }
 
 // Name returns "careful": it is the careful tool, reached over MCP.
