@@ -101,10 +101,23 @@ func inMemory(t *testing.T, s setup) *conn {
 		served <- mcpserver.Serve(context.Background(), mcpserver.Config{Policy: s.policy(), Root: root}, st)
 	}()
 	c := &conn{serverPID: os.Getpid()}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := c.client().Connect(ctx, ct, nil)
-	assert.NilError(t, err)
+	type connected struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	done := make(chan connected, 1)
+	go func() {
+		cs, err := c.client().Connect(context.Background(), ct, nil)
+		done <- connected{cs, err}
+	}()
+	var cs *mcp.ClientSession
+	select {
+	case r := <-done:
+		assert.NilError(t, r.err)
+		cs = r.cs
+	case err := <-served: // it never read the client's first message
+		t.Fatalf("the server ended before the client connected: %v", err)
+	}
 	c.cs = cs
 	t.Cleanup(func() {
 		assert.Check(t, cs.Close())

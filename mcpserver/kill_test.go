@@ -103,3 +103,28 @@ func serverRunning(pid int) bool {
 	p, err := procfs.Stat(pid)
 	return err == nil && p.State != 'Z'
 }
+
+// TestFailsClosedWithoutRoot: as an ordinary user on a machine where L6
+// needs root (cgroup v1, no delegated cgroup v2 subtree), the server at
+// the default level refuses to start, exit 125, saying why and what to
+// choose instead, before any client is offered a tool.
+func TestFailsClosedWithoutRoot(t *testing.T) {
+	root := newRoot(t)
+	cmd := exec.Command(binary(t), "mcp")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + root}
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		assert.NilError(t, os.Chown(root, 65534, 65534))
+	}
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}` + "\n")
+	out, err := cmd.Output()
+	if err == nil {
+		t.Skip("L6 runs here without root (a delegated cgroup v2 subtree): nothing to refuse")
+	}
+	ee, ok := err.(*exec.ExitError)
+	assert.Assert(t, ok, "%v", err)
+	assert.Equal(t, ee.ExitCode(), 125, string(ee.Stderr))
+	assert.Check(t, strings.Contains(string(ee.Stderr), "level 6 cannot be had on this machine, and the server refuses to run code without it"), string(ee.Stderr))
+	assert.Check(t, strings.Contains(string(ee.Stderr), "--level 5"), string(ee.Stderr))
+	assert.Equal(t, string(out), "", "no answer, no tool offered")
+}

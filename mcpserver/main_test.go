@@ -36,9 +36,13 @@ var (
 
 // binary returns the sandboxlab CLI, built from this module once per test
 // run (static, as make build makes it), in a directory every identity can
-// reach.
-func binary(t *testing.T) string {
+// reach; or the one $SANDBOXLAB_TEST_BIN names, for a test binary run as
+// a user who cannot build (the module cache is root's).
+func binary(t testing.TB) string {
 	t.Helper()
+	if bin := os.Getenv("SANDBOXLAB_TEST_BIN"); bin != "" {
+		return bin
+	}
 	buildOnce.Do(func() {
 		if _, err := exec.LookPath("go"); err != nil {
 			binErr = fmt.Errorf("no go command to build the CLI: %w", err)
