@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"gotest.tools/v3/assert"
 
+	"sandboxlab/mcpserver"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 )
@@ -27,6 +28,8 @@ import (
 //   - mcp: a run_python call through the Go SDK's client to 'sandboxlab
 //     mcp' (the built binary, over stdio) at the default level, L6 (L5
 //     without root), the session living across calls;
+//   - in-process: run_python over the SDK's in-memory transports to a
+//     server in this process: MCP without the second process and the pipes;
 //   - library: the same run by Session.Run in this process, without MCP.
 //
 // A call's overhead is its latency minus plain python's in the same run.
@@ -40,6 +43,7 @@ func BenchmarkPerCall(b *testing.B) {
 		b.Skip("BenchmarkPerCall compares with bubblewrap, which is not installed")
 	}
 	cs := benchServer(b)
+	inProcess := benchInMemory(b)
 	session, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(testLevel())})
 	assert.NilError(b, err)
 	defer session.Close()
@@ -53,13 +57,8 @@ func BenchmarkPerCall(b *testing.B) {
 			return exec.Command(bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
 				"--dev", "/dev", evidence.Python, "-c", "print(1)").Run()
 		}},
-		{"mcp", func() error {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": "print(1)"}})
-			if err == nil && res.IsError {
-				err = fmt.Errorf("run_python: %v", res.Content)
-			}
-			return err
-		}},
+		{"mcp", func() error { return callPrint(ctx, cs) }},
+		{"in-process", func() error { return callPrint(ctx, inProcess) }},
 		{"library", func() error {
 			res, err := session.Run(ctx, sandbox.Command{Path: evidence.Python, Args: []string{"-c", "print(1)"},
 				Env: []string{"PATH=/usr/bin:/bin"}, Dir: session.Dir()})
@@ -101,6 +100,28 @@ func BenchmarkPerCall(b *testing.B) {
 	fmt.Fprintf(&table, "overhead ratio mcp/bwrap (p50): %.2f", ratio)
 	b.ReportMetric(ratio, "mcp/bwrap-overhead")
 	b.Log("\n" + table.String())
+}
+
+// callPrint calls run_python with print(1).
+func callPrint(ctx context.Context, cs *mcp.ClientSession) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": "print(1)"}})
+	if err == nil && res.IsError {
+		err = fmt.Errorf("run_python: %v", res.Content)
+	}
+	return err
+}
+
+// benchInMemory serves in this process and connects to it.
+func benchInMemory(b *testing.B) *mcp.ClientSession {
+	st, ct := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() {
+		served <- mcpserver.Serve(context.Background(), mcpserver.Config{Policy: sandbox.MustPreset(testLevel())}, st)
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	assert.NilError(b, err)
+	b.Cleanup(func() { cs.Close(); <-served })
+	return cs
 }
 
 // benchServer starts the built binary as the server and connects to it.
