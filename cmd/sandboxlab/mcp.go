@@ -187,7 +187,7 @@ func mcpCmd(ctx context.Context, o *mcpOptions, stdout, stderr io.Writer) error 
 	cfg := mcpserver.Config{Policy: o.policy, Quota: o.quotaBytes, Version: version(), Log: stderr}
 	err := mcpserver.Serve(ctx, cfg, mcpserver.GuardedTransport(os.Stdin, stdout, 0))
 	if errors.Is(err, mcpserver.ErrUnavailable) {
-		return failWith(verdict.ExitRunRefused, err)
+		return failWith(verdict.ExitRunRefused, fmt.Errorf("%w; start it with a lower --level ('sandboxlab doctor' says which levels run here)", err))
 	}
 	return err
 }
