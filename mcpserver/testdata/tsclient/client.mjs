@@ -150,7 +150,7 @@ const scenarios = {
       const r = await c.call('run_python', { code: 'import time\ntime.sleep(30)' });
       check(r.res.isError && r.st.reason === 'timeout' && r.st.timed_out, JSON.stringify(r.st));
       check(r.text.startsWith('Error: stopped at the time limit: the run took longer than 1.5 s (wall clock) and was killed'), r.text);
-      return r.text.split('.')[0];
+      return r.text.split('. ')[0];
     } finally {
       await c.client.close();
     }
