@@ -152,7 +152,9 @@ const levelHelp = `levels (each adds to the one below):
 // runOnce runs args in a fresh session (closed afterwards) or in the
 // session dir. A nil Result means nothing ran, and err says why.
 func runOnce(ctx context.Context, policy sandbox.Policy, dir string, args []string) (*sandbox.Result, error) {
-	path, err := exec.LookPath(args[0])
+	// As the sandbox sees it: the caller's PATH may put first a shim the
+	// program cannot reach.
+	path, err := sandbox.LookPath(policy, args[0], nil)
 	if err != nil {
 		return nil, err
 	}
