@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -92,22 +91,46 @@ func NewSession(opts Options) (*Session, error) {
 const sessionPrefix = "sandboxlab-session-"
 
 // checkResumed makes sure dir is a session directory, so that Close never
-// removes anything else.
+// removes anything else: an absolute path, named like a session, a
+// directory and not a link, owned by the program's identity. Its mode is
+// not checked but put back to 0700: the program owns its directory and
+// may have changed it, which must not lock the session out.
 func (s *Session) checkResumed(dir string) error {
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("resuming session: %w", err)
-	}
-	sys, _ := st.Sys().(*syscall.Stat_t)
 	switch {
 	case !filepath.IsAbs(dir):
 		return fmt.Errorf("resuming session %s: want an absolute path", dir)
 	case !strings.HasPrefix(filepath.Base(dir), sessionPrefix):
 		return fmt.Errorf("resuming session %s: not a session directory (its name starts with %s)", dir, sessionPrefix)
-	case !st.IsDir() || st.Mode().Perm() != 0o700:
-		return fmt.Errorf("resuming session %s: want a directory with mode 0700, found %v", dir, st.Mode())
-	case sys == nil || int(sys.Uid) != s.id.UID:
-		return fmt.Errorf("resuming session %s: not owned by uid %d", dir, s.id.UID)
+	}
+	if err := repairDir(dir, s.id.UID); err != nil {
+		return fmt.Errorf("resuming session %s: %w", dir, err)
+	}
+	return nil
+}
+
+// repairDir gives the session directory dir its mode 0700 back, once it
+// has checked, on the one handle it changes, that dir is a directory (not
+// a link) owned by uid.
+func repairDir(dir string, uid int) error {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &fs.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("want a directory, found a %s", typeName(st.Mode))
+	case int(st.Uid) != uid:
+		return fmt.Errorf("not owned by uid %d", uid)
+	case st.Mode&0o7777 == 0o700:
+		return nil
+	}
+	if err := chmodFD(fd, 0o700); err != nil {
+		return fmt.Errorf("giving it back mode 0700 (it has %#o): %w", st.Mode&0o7777, err)
 	}
 	return nil
 }
@@ -160,6 +183,9 @@ func (s *Session) Run(ctx context.Context, cmd Command) (*Result, error) {
 		return nil, ErrClosed
 	}
 	s.runs++
+	if err := repairDir(s.dir, s.id.UID); err != nil {
+		return nil, fmt.Errorf("session directory %s: %w", s.dir, err)
+	}
 	if mutants.On(mutants.FreshDirPerRun) {
 		dir, err := s.makeDir()
 		if err != nil {
