@@ -82,19 +82,19 @@ func asUser(t *testing.T, cred *syscall.Credential, env []string, nofile int, ar
 // as root.
 func TestSessionRmWhateverTheProgramDid(t *testing.T) {
 	t.Run("as this user", func(t *testing.T) { sessionRmCase(t, nil) })
-	if !sandbox.HostRoot() {
-		return
-	}
-	name := cmp.Or(os.Getenv("SANDBOXLAB_TEST_USER"), "sbxuser")
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Logf("no ordinary user to switch to (%v): set SANDBOXLAB_TEST_USER, or make one: "+
-			"useradd --system --user-group --no-create-home --shell /usr/sbin/nologin sbxuser", err)
-		return
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	t.Run("as "+name, func(t *testing.T) {
+	t.Run("as an ordinary user", func(t *testing.T) {
+		if !sandbox.HostRoot() {
+			t.Skipf("this user (uid %d) is an ordinary one", os.Geteuid())
+		}
+		name := cmp.Or(os.Getenv("SANDBOXLAB_TEST_USER"), "sbxuser")
+		u, err := user.Lookup(name)
+		if err != nil {
+			t.Skipf("no ordinary user to switch to (%v): set SANDBOXLAB_TEST_USER, or make one: "+
+				"useradd --system --user-group --no-create-home --shell /usr/sbin/nologin sbxuser", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		t.Logf("as %s (uid %d)", name, uid)
 		sessionRmCase(t, &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}})
 	})
 }
