@@ -23,11 +23,14 @@ func init() {
 func sessionHelp() string {
 	return "'new' makes a session directory and prints its path; pass it to 'run --session' and\n" +
 		"'files --session'. It is kept until 'rm' closes it: 'rm' removes the directory and\n" +
-		"everything in it. 'gc' removes the session directories in --root whose owner (the\n" +
-		"process that made them, recorded in DIR.owner) has ended without closing them, and prints\n" +
-		"them; every sandboxlab command does that for $TMPDIR quietly at start, and so does every\n" +
-		"new session for its own root. Kept sessions and directories this program did not make\n" +
-		"are never removed."
+		"everything in it, whatever the program did to it (modes, depth, FIFOs, sockets, odd\n" +
+		"names), never following a link and never crossing a mount point. A directory whose\n" +
+		"mode the program changed is given back 0700 when it is next used, not refused. 'gc'\n" +
+		"removes the session directories in --root whose owner (the process that made them,\n" +
+		"recorded in DIR.owner) has ended without closing them, and prints them; every\n" +
+		"sandboxlab command does that for $TMPDIR quietly at start, and so does every new\n" +
+		"session for its own root. Kept sessions and directories this program did not make are\n" +
+		"never removed."
 }
 
 func filesHelp() string {
