@@ -56,6 +56,7 @@ const (
 	NoSeccomp             ID = "no_seccomp"
 	SeccompArchUnchecked  ID = "seccomp_arch_unchecked"
 	SeccompCloneUnchecked ID = "seccomp_clone_unchecked"
+	SeccompDefaultAllow   ID = "seccomp_default_allow"
 	LandlockWideWrite     ID = "landlock_wide_write"
 	PidsMonitorOnly       ID = "pids_monitor_only"
 	OOMFromText           ID = "oom_from_text"
@@ -99,6 +100,7 @@ var hardening = []Defect{
 	{NoSeccomp, "the system-call filter is built but never installed", "sandbox/init.go", verdict.Hardening},
 	{SeccompArchUnchecked, "the filter does not check the architecture, so the 32-bit entry point reaches calls it denies", "sandbox/seccomp/build.go", verdict.Hardening},
 	{SeccompCloneUnchecked, "the filter lets clone through whatever its flags, new namespaces included", "sandbox/seccomp/build.go", verdict.Hardening},
+	{SeccompDefaultAllow, "the filter allows every call its lists do not name, as the denylist it replaced did: only the refused calls and the argument rules still apply", "sandbox/seccomp/build.go", verdict.Hardening},
 	{LandlockWideWrite, "Landlock grants write beneath / instead of the session and its private directories", "sandbox/hardened.go", verdict.Hardening},
 	{PidsMonitorOnly, "the run's control group has no pids.max: the process cap is the polling monitor only", "sandbox/hardened.go", verdict.Hardening},
 	{OOMFromText, "the OOM flag and the memory stop come from the error text, not the kernel's count of OOM kills", "sandbox/run.go", verdict.Hardening},
