@@ -60,6 +60,9 @@ const (
 	LandlockWideWrite     ID = "landlock_wide_write"
 	PidsMonitorOnly       ID = "pids_monitor_only"
 	OOMFromText           ID = "oom_from_text"
+	NoAllowlistRoot       ID = "no_allowlist_root"
+	RootExposesVar        ID = "root_exposes_var"
+	SessionStoreUnbounded ID = "session_store_unbounded"
 
 	// Beyond the course: network by allowlist, through the egress proxy.
 	EgressSuffixMatch          ID = "egress_suffix_match"
@@ -104,6 +107,9 @@ var hardening = []Defect{
 	{LandlockWideWrite, "Landlock grants write beneath / instead of the session and its private directories", "sandbox/hardened.go", verdict.Hardening},
 	{PidsMonitorOnly, "the run's control group has no pids.max: the process cap is the polling monitor only", "sandbox/hardened.go", verdict.Hardening},
 	{OOMFromText, "the OOM flag and the memory stop come from the error text, not the kernel's count of OOM kills", "sandbox/run.go", verdict.Hardening},
+	{NoAllowlistRoot, "L6 builds no root of its own: the program sees the host's tree as at L5, its chosen paths hidden and scratch directories private", "sandbox/rootfs.go", verdict.Hardening},
+	{RootExposesVar, "the allowlist root exposes /var as well, read-only, as for programs that read /var/lib: the host's sockets and files there are in reach", "sandbox/rootfs.go", verdict.Hardening},
+	{SessionStoreUnbounded, "the session's filesystem is mounted without its size and inode limits: a run can write past the quota", "sandbox/disk.go", verdict.Hardening},
 	{EgressSuffixMatch, "the egress proxy matches a rule's name as a string suffix, so evilexample.com passes for *.example.com", "sandbox/egress/rules.go", verdict.Hardening},
 	{EgressPortIgnored, "the egress proxy ignores a rule's port: an allowed host is reachable on every port", "sandbox/egress/rules.go", verdict.Hardening},
 	{EgressDenyIgnored, "the egress proxy never reads the deny list", "sandbox/egress/rules.go", verdict.Hardening},

@@ -83,6 +83,9 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if rg != nil {
 		cu.Add(rg.discard)
 	}
+	if err := checkSessionStore(p, dir); err != nil {
+		return nil, err
+	}
 	eg, err := newEgress(p)
 	if err != nil {
 		return nil, err
@@ -98,6 +101,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	o := supervise(ctx, p, cmd, ps, rg, started)
 	o.network, o.networkDropped = eg.finish() // the program is gone: so is its way out
 	res, err := newResult(p, c, o)
+	markDisk(p, dir, res)
 	if err == nil && o.stoppedBy == ReasonSignal {
 		return res, ctx.Err() // the caller cancelled the run
 	}
@@ -445,6 +449,7 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	if len(l.cfg.Private) > 0 {
 		l.cfg.Session = dir
 	}
+	l.addRoot(p, c, dir)
 	l.cfg.FreshKeyring = p.Filesystem.FreshKeyring
 	l.cfg.DropCaps = p.Filesystem.DropCapabilities
 	if p.Hardened.Landlock {

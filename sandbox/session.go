@@ -124,6 +124,11 @@ func (s *Session) makeDir() (string, error) {
 		os.Remove(dir)
 		return "", err
 	}
+	if err := s.mountStore(dir); err != nil {
+		os.Remove(dir + ownerSuffix)
+		os.Remove(dir)
+		return "", err
+	}
 	return dir, nil
 }
 
@@ -244,6 +249,9 @@ func (s *Session) Close() error {
 // removeAll removes dir even when the program left directories without
 // write or search permission (root needs no help; an ordinary user does).
 func removeAll(dir string) error {
+	if err := removeStoreDir(dir); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}
