@@ -73,6 +73,7 @@ const (
 	EgressDecideOnce           ID = "egress_decide_once"
 	EgressLandlockClosed       ID = "egress_landlock_closed"
 	EgressHostNetwork          ID = "egress_host_network"
+	EgressDenyByName           ID = "egress_deny_by_name"
 )
 
 // Defect describes one planted defect.
@@ -118,6 +119,7 @@ var hardening = []Defect{
 	{EgressDecideOnce, "the egress proxy decides a keep-alive connection at its first request and lets the later ones through", "sandbox/egress/proxy.go", verdict.Hardening},
 	{EgressLandlockClosed, "at L6 Landlock's TCP rule leaves the proxy's port out, so an allowed destination cannot be reached at all", "sandbox/run.go", verdict.Hardening},
 	{EgressHostNetwork, "with an allowlist the run keeps the host's network and the proxy listens on the host's loopback: the program is trusted to use HTTP_PROXY", "sandbox/run.go", verdict.Hardening},
+	{EgressDenyByName, "the egress proxy reads deny rules against the name asked for only: an allowed name that resolves to a denied address reaches it", "sandbox/egress/proxy.go", verdict.Hardening},
 }
 
 // needs maps a defect to what of the host's kernel it needs to show
