@@ -51,7 +51,7 @@ type initConfig struct {
 	Session string
 	// Root is the allowlist root to build and pivot into (see
 	// Filesystem.Expose); nil: the host's tree, as L5 shows it.
-	Root *RootSpec
+	Root *rootSpec
 	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
 	FreshKeyring bool
 	// CgroupTasks is how many tasks files of the run's control group (one

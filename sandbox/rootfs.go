@@ -71,9 +71,10 @@ const (
 // afterwards. Every source is cloned before it is covered.
 const rootStaging = "/tmp"
 
-// RootSpec is what the init needs to build the root (see
-// Filesystem.Expose). Its fields travel in the init's config.
-type RootSpec struct {
+// rootSpec is what the init needs to build the root (see
+// Filesystem.Expose). Its fields travel in the init's config, which
+// carries exported fields only.
+type rootSpec struct {
 	// Expose lists the host paths bound read-only (links made again).
 	Expose []string
 	// Private lists the scratch directories, each a private tmpfs.
@@ -101,7 +102,7 @@ func (l *launch) addRoot(p Policy, c Command, dir string) {
 		// connect to a socket there.
 		expose = append(slices.Clone(expose), "/var")
 	}
-	l.cfg.Root = &RootSpec{Expose: expandPaths(expose), Private: cleanPaths(l.cfg.Private),
+	l.cfg.Root = &rootSpec{Expose: expandPaths(expose), Private: cleanPaths(l.cfg.Private),
 		Session: dir, Program: c.Path, Hide: cleanPaths(l.cfg.Hide)}
 	l.cfg.Private, l.cfg.Hide, l.cfg.Session = nil, nil, ""
 	l.attr.Cloneflags |= unix.CLONE_NEWNS
@@ -154,7 +155,7 @@ type bindSource struct {
 // enter builds the root at rootStaging and pivots into it, then covers
 // the hidden paths and returns to the working directory, which must
 // exist in the new root.
-func (r *RootSpec) enter() error {
+func (r *rootSpec) enter() error {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("reading the working directory: %w", err)
@@ -192,7 +193,7 @@ func (r *RootSpec) enter() error {
 // they are, and a clone of every exposed file or directory, device,
 // /proc, the session, and the program and working directory when nothing
 // else brings them in.
-func (r *RootSpec) sources(cwd string) (map[string]string, []bindSource, error) {
+func (r *rootSpec) sources(cwd string) (map[string]string, []bindSource, error) {
 	links := map[string]string{}
 	var binds []bindSource
 	add := func(path string, readOnly bool) error {
@@ -239,7 +240,7 @@ func (r *RootSpec) sources(cwd string) (map[string]string, []bindSource, error) 
 			return nil, binds, err
 		}
 	}
-	if !r.holds(cwd) && cwd != r.Program {
+	if !r.holds(cwd) {
 		if err := add(cwd, false); err != nil {
 			return nil, binds, err
 		}
@@ -249,7 +250,7 @@ func (r *RootSpec) sources(cwd string) (map[string]string, []bindSource, error) 
 
 // holds reports whether path is in the root without a bind of its own:
 // below an exposed directory or the session.
-func (r *RootSpec) holds(path string) bool {
+func (r *rootSpec) holds(path string) bool {
 	if r.Session != "" && within(path, r.Session) {
 		return true
 	}
@@ -290,7 +291,7 @@ func cloneSource(path string, readOnly bool) (bindSource, error) {
 // (outer paths first, so that an inner one is not covered), a /dev of
 // its own, the private scratch directories; then /dev and the root
 // itself become read-only.
-func (r *RootSpec) populate(links map[string]string, binds []bindSource) error {
+func (r *rootSpec) populate(links map[string]string, binds []bindSource) error {
 	for p, target := range links {
 		at := rootStaging + p
 		if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
