@@ -110,12 +110,21 @@ func (p Policy) unseen(path string) error {
 	return nil
 }
 
-// hiddenBy returns the hidden path of p that holds path, or "".
+// hiddenBy returns the hidden path of p that holds path, or "": at L6,
+// everything outside the exposed paths (Filesystem.Expose) is hidden.
 func (p Policy) hiddenBy(path string) string {
 	for _, h := range p.Filesystem.Hide {
 		if within(path, filepath.Clean(h)) {
 			return h
 		}
+	}
+	if exposed := p.Filesystem.Expose; len(exposed) > 0 {
+		for _, e := range expandPaths(exposed) {
+			if within(path, filepath.Clean(e)) {
+				return ""
+			}
+		}
+		return "everything outside the exposed paths"
 	}
 	return ""
 }

@@ -25,6 +25,11 @@ import (
 // namespace, which it never holds. removeTree leaves such a file and says
 // so, since only the host's administrator can have put it there.
 func removeTree(dir string) error {
+	// A session's own filesystem (the disk cap at L6) goes with its files;
+	// what is left is the empty directory it was mounted on.
+	if err := unmountSessionStore(dir); err != nil {
+		return fmt.Errorf("removing %s: %w", dir, err)
+	}
 	base, err := unix.Open(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {

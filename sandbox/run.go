@@ -87,6 +87,9 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if rg != nil {
 		cu.Add(rg.discard)
 	}
+	if err := checkSessionStore(p, dir); err != nil {
+		return nil, err
+	}
 	eg, err := newEgress(p)
 	if err != nil {
 		return nil, err
@@ -105,6 +108,7 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if res != nil {
 		res.Queued = queued
 	}
+	markDisk(p, dir, res)
 	if err == nil && o.stoppedBy == ReasonSignal {
 		return res, ctx.Err() // the caller cancelled the run
 	}
@@ -452,6 +456,7 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	if len(l.cfg.Private) > 0 {
 		l.cfg.Session = dir
 	}
+	l.addRoot(p, c, dir)
 	l.cfg.FreshKeyring = p.Filesystem.FreshKeyring
 	l.cfg.DropCaps = p.Filesystem.DropCapabilities
 	if p.Hardened.Landlock {

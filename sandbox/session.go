@@ -149,6 +149,11 @@ func (s *Session) makeDir() (string, error) {
 		os.Remove(dir)
 		return "", err
 	}
+	if err := s.mountStore(dir); err != nil {
+		os.Remove(dir + ownerSuffix)
+		os.Remove(dir)
+		return "", err
+	}
 	return dir, nil
 }
 
@@ -228,6 +233,14 @@ func (s *Session) overQuota() string {
 // for a moment and given its mode back, so that a mode cannot hide what
 // is inside from the quota.
 func diskUsage(dir string) (int64, error) {
+	if isSessionStore(dir) {
+		// The session's own filesystem (L6) counts its blocks itself.
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err != nil {
+			return 0, fmt.Errorf("measuring %s: %w", dir, err)
+		}
+		return int64(st.Blocks-st.Bfree) * st.Bsize, nil
+	}
 	base, err := unix.Open(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, fmt.Errorf("opening %s: %w", filepath.Dir(dir), err)
