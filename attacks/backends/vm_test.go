@@ -12,7 +12,6 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"sandboxlab/attacks/backends/guest"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -54,19 +53,16 @@ func openColumn(t *testing.T, name string) (*Column, string) {
 	return c, dir
 }
 
-// runOnce runs source under column c in a fresh working directory and
-// returns the outcome, with the run's instance closed and its scratch
-// removed.
+// runOnce runs source under column c in a fresh working directory (dir's
+// work) and returns the outcome, with the run's instance closed and its
+// scratch removed.
 func runOnce(t *testing.T, c *Column, dir, source string) *Outcome {
 	t.Helper()
 	work := filepath.Join(dir, "work")
 	scratch := filepath.Join(dir, "scratch")
 	assert.NilError(t, mkdirOwned(work, 0o700, c.Program))
 	assert.NilError(t, os.Mkdir(scratch, 0o700))
-	defer func() {
-		os.RemoveAll(work)
-		os.RemoveAll(scratch)
-	}()
+	defer os.RemoveAll(scratch) // the working directory stays for the test to read
 	token := procfs.Tag()
 	in, err := c.Prepare(RunSpec{Program: []string{python, "-c", source, token}, Workdir: work, Home: "/nonexistent",
 		Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}, Scratch: scratch, Token: token, OutputMax: 1 << 20})
@@ -94,7 +90,7 @@ func TestGuestRunsAProgram(t *testing.T) {
 	o := runOnce(t, c, dir, `
 import os, socket, sys
 print("uid", os.getuid(), "cwd", os.getcwd())
-print("nets", sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else "no sysfs")
+print("nets", sorted(l.split(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:]))
 try:
     open("/usr/sandboxlab-write", "w")
 except OSError as e:
@@ -108,6 +104,9 @@ sys.exit(3)
 	assert.Check(t, is.Equal(o.ExitCode, 3), "stderr: %s", o.Stderr)
 	assert.Check(t, is.Contains(string(o.Stdout), "uid "+itoa(c.Program.UID)))
 	assert.Check(t, is.Contains(string(o.Stdout), "usr: Read-only file system"))
+	assert.Check(t, is.Contains(string(o.Stdout), "nets ['lo']"), "no network device but loopback")
+	written, err := os.ReadFile(filepath.Join(dir, "work", "out.txt"))
+	assert.Check(t, err == nil && string(written) == "written in the guest", "%v %q", err, written)
 	assert.Check(t, is.Contains(string(o.Stderr), "to stderr"))
 	assert.Check(t, o.Guest.Started && o.Guest.Finished)
 	assert.Check(t, o.Guest.Boot > 0 && o.Guest.Program > 0 && o.Guest.Shutdown > 0)
@@ -121,5 +120,47 @@ func assertNoEmulator(t *testing.T, dir string) {
 	for _, line := range strings.Split(string(out), "\n") {
 		assert.Check(t, !strings.Contains(line, dir), "an emulator is left: %s", line)
 	}
-	_ = guest.JobTag
+}
+
+// TestGuestCancelled stops a guest mid-run: the emulator is killed, the
+// outcome says so, and nothing of the run is left.
+func TestGuestCancelled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a virtual machine")
+	}
+	c, dir := openColumn(t, "qemu")
+	work, scratch := filepath.Join(dir, "work"), filepath.Join(dir, "scratch")
+	assert.NilError(t, mkdirOwned(work, 0o700, c.Program))
+	assert.NilError(t, os.Mkdir(scratch, 0o700))
+	token := procfs.Tag()
+	in, err := c.Prepare(RunSpec{Program: []string{python, "-c", "import time; time.sleep(600)", token}, Workdir: work, Home: "/nonexistent",
+		Dir: "/", Scratch: scratch, Token: token, OutputMax: 1 << 20})
+	assert.NilError(t, err)
+	r, err := Start(in.Launch)
+	assert.NilError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	o, err := r.Wait(ctx)
+	assert.NilError(t, err)
+	assert.Check(t, in.Close())
+	assert.Check(t, is.Equal(o.StoppedBy, StopCancelled))
+	assert.Check(t, !o.Guest.Finished)
+	assertGone(t, token)
+	assertNoEmulator(t, dir)
+}
+
+// TestFallbackToTCG: a column that tried KVM falls back to TCG once,
+// and says why.
+func TestFallbackToTCG(t *testing.T) {
+	c := &Column{Profile: shipped(t, "qemu"), vm: &vmColumn{accel: accelKVM}, Notes: []string{"", "Debian's kernel x"}}
+	c.setAccel("Debian's kernel x")
+	assert.Check(t, is.Equal(c.vars.Accel, "kvm"))
+	assert.Check(t, is.Equal(c.vars.CPU, "host"))
+	assert.Check(t, c.Fallback("exit status 1: KVM: entry failed"))
+	assert.Check(t, is.Equal(c.vars.Accel, "tcg"))
+	assert.Check(t, is.Equal(c.vars.CPU, "max"))
+	assert.Check(t, is.Contains(c.Notes[0], "TCG, an emulated CPU"))
+	assert.Check(t, is.Contains(c.Notes[0], "KVM did not run the guest: exit status 1: KVM: entry failed"))
+	assert.Check(t, !c.Fallback("again"), "once on TCG there is nothing slower")
+	assert.Check(t, !(&Column{}).Fallback("x"), "a column that is not a guest has no fallback")
 }

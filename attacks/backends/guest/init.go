@@ -82,8 +82,9 @@ func boot() error {
 }
 
 // ninep are the 9p mount options: virtio transport, the Linux dialect,
-// 512 KiB messages (fewer round trips through the emulated device).
-const ninep = "trans=virtio,version=9p2000.L,msize=524288"
+// 500 KiB messages, virtio's most (fewer round trips through the
+// emulated device).
+const ninep = "trans=virtio,version=9p2000.L,msize=512000"
 
 // mount makes dir and mounts src on it.
 func mount(src, dir, fstype string, flags uintptr, data string) error {
@@ -150,17 +151,6 @@ func buildRoot(j *Job) error {
 		}
 	}
 	const shareFlags = unix.MS_NOSUID | unix.MS_NODEV
-	for _, m := range j.Mounts {
-		flags, opts := uintptr(shareFlags), ninep
-		if m.ReadOnly {
-			// Nothing writes a read-only share during a run: the guest may
-			// cache it (Python's start reads hundreds of files).
-			flags, opts = flags|unix.MS_RDONLY, opts+",cache=loose"
-		}
-		if err := mount(m.Tag, filepath.Join(progDir, m.Path), "9p", flags, opts); err != nil {
-			return err
-		}
-	}
 	if err := mount("/dev", filepath.Join(progDir, "dev"), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return err
 	}
@@ -173,6 +163,18 @@ func buildRoot(j *Job) error {
 	}
 	if err := mount("tmpfs", filepath.Join(progDir, "tmp"), "tmpfs", shareFlags, "mode=1777,size="+size); err != nil {
 		return err
+	}
+	// The shares last: one may be below /tmp (a working directory there).
+	for _, m := range j.Mounts {
+		flags, opts := uintptr(shareFlags), ninep
+		if m.ReadOnly {
+			// Nothing writes a read-only share during a run: the guest may
+			// cache it (Python's start reads hundreds of files).
+			flags, opts = flags|unix.MS_RDONLY, opts+",cache=loose"
+		}
+		if err := mount(m.Tag, filepath.Join(progDir, m.Path), "9p", flags, opts); err != nil {
+			return err
+		}
 	}
 	if err := unix.Mount("", progDir, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|shareFlags, ""); err != nil {
 		return fmt.Errorf("making the program's root read-only: %w", err)
