@@ -30,9 +30,11 @@ const userTries = 20
 // is not root, its own; otherwise the user RootlessUserEnv names, or a
 // fresh one made with useradd (with subordinate ids, as useradd gives
 // every ordinary user) and removed with userdel when the column closes,
-// once nothing of it runs.
+// once nothing of it runs. The program runs as that user too, unless the
+// driver knows better.
 func (c *Column) openThrowaway(o ColumnOptions) (string, error) {
 	self := Identity{UID: os.Geteuid(), GID: os.Getegid()}
+	defer func() { c.Program = c.Starter }() // unless the driver maps it (podman's --user)
 	if !o.Root {
 		c.Starter, c.Cred = self, nil
 		return "", nil
