@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"sandboxlab/attacks/backends/guest"
@@ -120,8 +121,12 @@ func (c *Column) openQEMU(o ColumnOptions) (string, error) {
 		return "", err
 	}
 	c.vm = &vmColumn{version: version, accel: accelKVM}
-	if _, err := os.Stat(kvmDevice); err != nil {
+	if st, err := os.Stat(kvmDevice); err != nil {
 		c.vm.accel, c.vm.accelWhy = accelTCG, kvmDevice+" is absent"
+	} else if sys, ok := st.Sys().(*syscall.Stat_t); ok && c.Cred != nil {
+		// The unprivileged emulator opens KVM as a member of the
+		// device's group (kvm), as a user allowed to run VMs is.
+		c.Cred.Groups = []uint32{sys.Gid}
 	}
 	c.setAccel(kernelNote)
 	return "", nil
