@@ -1,0 +1,196 @@
+package harness
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"sandboxlab/attacks/backends/argv"
+	"sandboxlab/report"
+)
+
+// runMutants runs each mutant's column on the attacks the baseline stops
+// and judges it; the report counts the cell runs, and those a run of
+// every attack would have made.
+func (r *FlagRunner) runMutants(ctx context.Context, pl *pool, f *report.FlagMutation, ms []argv.Mutant, weight float64, prog *flagProgressor, phase string) []report.FlagMutant {
+	tasks := make([]FlagTask, len(ms))
+	for i, m := range ms {
+		p := *r.Sandbox.Profile
+		p.Command = m.Command
+		tasks[i] = FlagTask{Mutant: m.ID, Spec: r.Sandbox.Spec, Profile: p, Only: f.Baseline.Stopped, Suites: r.Suites}
+	}
+	prog.phase(phase, len(tasks))
+	out := make([]report.FlagMutant, len(ms))
+	runs := r.runColumns(ctx, pl, tasks, weight, func(i int, runs []columnRun) {
+		out[i] = judgeMutant(f, ms[i], runs)
+		prog.done(&out[i])
+	})
+	for i, m := range ms {
+		f.Flaky = append(f.Flaky, cellFlakes(m.ID, runs[i], f.Baseline.Stopped)...)
+		f.Run.CellRuns += out[i].CellRuns
+		f.Run.CellRunsUnselected += len(f.Baseline.Cells) * r.repeats()
+	}
+	return out
+}
+
+// judgeMutant judges a mutant's runs by the first: no matrix is an
+// error; a skipped column is unviable, with what the probe printed;
+// otherwise it is killed by every attack the baseline stops that
+// escaped under it.
+func judgeMutant(f *report.FlagMutation, m argv.Mutant, runs []columnRun) report.FlagMutant {
+	out := report.FlagMutant{ID: m.ID, Groups: m.Groups(), Operator: m.Operator(), Description: m.Description,
+		Command: m.Command, Killed: []string{}}
+	var repl []string
+	for _, e := range m.Edits {
+		repl = append(repl, strings.Join(e.Words, " "))
+	}
+	out.Replacement = strings.Join(repl, " + ")
+	for _, run := range runs {
+		_, cells := run.column()
+		out.CellRuns += len(cells)
+		out.MS += run.wall.Milliseconds()
+	}
+	first := runs[0]
+	col, cells := first.column()
+	switch {
+	case first.err != nil:
+		out.Verdict, out.Error = report.FlagError, first.err.Error()
+		return out
+	case col.Skipped != "":
+		out.Verdict, out.Unviable = report.Unviable, col.Skipped
+		return out
+	}
+	out.Verdict = report.Survived
+	for _, c := range cells {
+		if !slices.Contains(f.Baseline.Stopped, c.Attack) {
+			continue
+		}
+		switch c.State {
+		case report.Escaped:
+			out.Verdict = report.LoadBearing
+			out.Killed = append(out.Killed, c.Attack)
+			out.Evidence = append(out.Evidence, c)
+		case report.NotApplicable:
+			out.NotApplicable = append(out.NotApplicable, c.Attack)
+		}
+	}
+	return out
+}
+
+// runPairs runs the survivors two at a time (the removals first, the
+// bound's worth), and classifies each survivor: masked when a pair with
+// it was killed, untested when every pair with it ran and survived,
+// unclassified otherwise.
+func (r *FlagRunner) runPairs(ctx context.Context, pl *pool, f *report.FlagMutation, ms []argv.Mutant, weight float64, prog *flagProgressor) {
+	byID := map[string]argv.Mutant{}
+	for _, m := range ms {
+		byID[m.ID] = m
+	}
+	var survivors []argv.Mutant
+	for _, fm := range f.Mutants {
+		if fm.Verdict == report.Survived {
+			survivors = append(survivors, byID[fm.ID])
+		}
+	}
+	type pair struct{ a, b argv.Mutant }
+	var all []pair
+	for i, a := range survivors {
+		for _, b := range survivors[i+1:] {
+			if !slices.ContainsFunc(a.Groups(), func(g int) bool { return slices.Contains(b.Groups(), g) }) {
+				all = append(all, pair{a, b})
+			}
+		}
+	}
+	removal := func(p pair) bool { return p.a.Operator() == argv.Remove && p.b.Operator() == argv.Remove }
+	slices.SortStableFunc(all, func(x, y pair) int {
+		switch {
+		case removal(x) && !removal(y):
+			return -1
+		case removal(y) && !removal(x):
+			return 1
+		}
+		return 0
+	})
+	run := all[:min(len(all), r.maxPairs())]
+	f.Run.PairsLeftOut = len(all) - len(run)
+	var pms []argv.Mutant
+	var of [][]string
+	for _, p := range run {
+		if m, err := argv.Pair(r.Sandbox.Profile.Name, r.Grouping, p.a, p.b); err == nil {
+			pms, of = append(pms, m), append(of, []string{p.a.ID, p.b.ID})
+		}
+	}
+	f.Pairs = r.runMutants(ctx, pl, f, pms, weight, prog, PhasePairs)
+	for i := range f.Pairs {
+		f.Pairs[i].With = of[i]
+	}
+	classify(f, len(all) > len(run))
+}
+
+// classify gives each survivor its class from the pairs that ran (each
+// pair's With names the two survivors it combines).
+func classify(f *report.FlagMutation, cut bool) {
+	for i := range f.Mutants {
+		m := &f.Mutants[i]
+		if m.Verdict != report.Survived {
+			continue
+		}
+		ranAll := !cut
+		for _, p := range f.Pairs {
+			if !slices.Contains(p.With, m.ID) {
+				continue
+			}
+			switch p.Verdict {
+			case report.LoadBearing:
+				for _, s := range p.With {
+					if s != m.ID && !slices.Contains(m.With, s) {
+						m.With = append(m.With, s)
+					}
+				}
+			case report.Survived:
+			default:
+				ranAll = false // unviable or no verdict: says nothing of masking
+			}
+		}
+		switch {
+		case len(m.With) > 0:
+			m.Class = report.Masked
+		case ranAll:
+			m.Class = report.Untested
+		default:
+			m.Class = report.Unclassified
+		}
+	}
+}
+
+// flagProgressor calls the Progress function one call at a time.
+type flagProgressor struct {
+	fn    func(FlagProgress)
+	start time.Time
+	mu    sync.Mutex
+	p     FlagProgress
+}
+
+// phase starts a phase of total columns.
+func (p *flagProgressor) phase(name string, total int) {
+	p.update(func(fp *FlagProgress) { fp.Phase, fp.Done, fp.Total = name, 0, total })
+}
+
+// done counts a column (all its repeats) done: the baseline's (nil) or
+// a mutant's.
+func (p *flagProgressor) done(m *report.FlagMutant) {
+	p.update(func(fp *FlagProgress) { fp.Done, fp.Mutant = fp.Done+1, m })
+}
+
+func (p *flagProgressor) update(f func(*FlagProgress)) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(&p.p)
+	p.p.Elapsed = time.Since(p.start)
+	p.fn(p.p)
+}
