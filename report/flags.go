@@ -62,8 +62,9 @@ type ProfileSource struct {
 	File string `json:"file"`
 	// Language is yaml or shell (a custom prefix).
 	Language string `json:"language"`
-	// Text is the file's content.
-	Text string `json:"text"`
+	// Text is the file's content (left out where only the location
+	// matters: the attack × sandbox matrix).
+	Text string `json:"text,omitempty"`
 	// Entry is the line of the profile's entry; Command spans its
 	// command.
 	Entry   int         `json:"entry"`
@@ -129,7 +130,8 @@ type FlagMutant struct {
 	Unviable string `json:"unviable,omitempty"`
 	Error    string `json:"error,omitempty"`
 	// Class is, for a survivor, masked, untested or unclassified; With
-	// the survivors it was killed in a pair with.
+	// the survivors it was killed in a pair with (for a pair: the two
+	// survivors it combines).
 	Class string   `json:"class,omitempty"`
 	With  []string `json:"with,omitempty"`
 	// CellRuns counts its cell runs (repeats included); MS its time.
@@ -185,8 +187,8 @@ type FlagMutation struct {
 	Pairs     []FlagMutant    `json:"pairs,omitempty"`
 	Flaky     []FlagFlake     `json:"flaky,omitempty"`
 	Run       FlagRun         `json:"run"`
-	// Attacks describes each attack of the battery: what its escape is.
-	Attacks map[string]string `json:"attacks,omitempty"`
+	// Escapes says, for each attack of the battery, what its escape is.
+	Escapes map[string]string `json:"escapes,omitempty"`
 	MS      int64             `json:"ms"`
 }
 
