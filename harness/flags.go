@@ -153,7 +153,7 @@ func (r *FlagRunner) skeleton() *report.FlagMutation {
 	p := r.Sandbox.Profile
 	f := &report.FlagMutation{Identity: r.Identity, Profile: p.Name, Spec: r.Sandbox.Spec, About: p.About,
 		Tool: r.Grouping.Tool, Command: p.Command, Source: r.Source, Groups: []report.FlagGroup{},
-		Ungrouped: []report.UngroupedWord{}, Mutants: []report.FlagMutant{}, Attacks: r.Attacks,
+		Ungrouped: []report.UngroupedWord{}, Mutants: []report.FlagMutant{}, Escapes: r.Attacks,
 		Run: report.FlagRun{Shard: r.Shard.String(), Repeat: r.repeats(), Build: r.Build, Only: r.Only, Pairs: r.Pairs}}
 	if r.Pairs {
 		f.Run.MaxPairs = r.maxPairs()
