@@ -44,6 +44,9 @@ type FlagRunner struct {
 	// that many times (a cell whose state changes is flaky).
 	Shard  Shard
 	Repeat int
+	// Groups, if set, keeps only the mutants of the groups whose words
+	// (joined by spaces) it lists: a subset of the flags.
+	Groups []string
 	// Pairs runs the survivors two at a time, at most MaxPairs pairs.
 	Pairs    bool
 	MaxPairs int
@@ -126,7 +129,7 @@ func (r *FlagRunner) Run(ctx context.Context) (*report.FlagMutation, error) {
 		return f, nil
 	}
 	var mine []argv.Mutant
-	for i, m := range argv.Mutants(r.Sandbox.Profile.Name, r.Grouping) {
+	for i, m := range r.mutants() {
 		if r.Shard.has(i) {
 			mine = append(mine, m)
 		}
@@ -170,6 +173,21 @@ func (r *FlagRunner) skeleton() *report.FlagMutation {
 		f.Ungrouped = append(f.Ungrouped, report.UngroupedWord{Word: u.Word, Text: u.Text, Why: u.Why, At: at})
 	}
 	return f
+}
+
+// mutants are the profile's mutants, of Groups' groups when it is set.
+func (r *FlagRunner) mutants() []argv.Mutant {
+	all := argv.Mutants(r.Sandbox.Profile.Name, r.Grouping)
+	if len(r.Groups) == 0 {
+		return all
+	}
+	var out []argv.Mutant
+	for _, m := range all {
+		if slices.Contains(r.Groups, r.Grouping.Groups[m.Edits[0].Group].Text()) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func (r *FlagRunner) repeats() int { return max(1, r.Repeat) }

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,4 +146,43 @@ func TestFlagMutationFakeSandbox(t *testing.T) {
 func pythonHere() bool {
 	_, err := os.Stat("/usr/bin/python3")
 	return err == nil
+}
+
+// TestMutateFlagsBubblewrap mutates a real peer, the shipped bubblewrap
+// profile, on a subset of its flags and of the attacks: the network
+// namespace and the tmpfs over ~/.ssh are load-bearing, the read-only
+// root removed leaves bwrap nothing to run, and --new-session survives.
+// It runs with the mutation tests (make test), not under -short.
+func TestMutateFlagsBubblewrap(t *testing.T) {
+	skip.If(t, testing.Short(), "runs bubblewrap for every mutant (make test runs it)")
+	skip.If(t, !pythonHere(), "no /usr/bin/python3")
+	profiles := backends.Shipped()
+	sb, err := backends.Resolve("bubblewrap", profiles, 6)
+	assert.NilError(t, err)
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap is not installed")
+	}
+	data, err := os.ReadFile("../attacks/backends/profiles.yaml")
+	assert.NilError(t, err)
+	src, loc, specs, err := LocateSandbox(sb, []ProfileFile{{Path: "attacks/backends/profiles.yaml", Data: data}})
+	assert.NilError(t, err)
+	g, err := GroupProfile(sb.Profile, specs)
+	assert.NilError(t, err)
+	r := &FlagRunner{Sandbox: sb, Grouping: g, Source: src, Located: loc,
+		Only:   []string{"exfiltrate", "read_ssh_key", "lingering_child"},
+		Groups: []string{"--unshare-net", "--tmpfs {home}/.ssh", "--ro-bind / /", "--new-session"}, Pairs: true,
+		Jobs: DefaultJobs(), Cores: DefaultCores(), Timeout: 2 * time.Minute, Worker: FlagWorkerCommand, Identity: Identity()}
+	began := time.Now()
+	f, err := r.Run(context.Background())
+	assert.NilError(t, err)
+	t.Logf("%d mutants and %d pairs in %v", len(f.Mutants), len(f.Pairs), time.Since(began))
+	assert.Assert(t, f.Baseline.OK, f.Baseline.Problem)
+	assert.DeepEqual(t, f.Baseline.Stopped, []string{"lingering_child", "exfiltrate", "read_ssh_key"})
+	m := byGroup(f)
+	assert.Check(t, is.DeepEqual(m["--unshare-net remove"].Killed, []string{"exfiltrate"}))
+	assert.Check(t, is.DeepEqual(m["--tmpfs {home}/.ssh remove"].Killed, []string{"read_ssh_key"}))
+	assert.Check(t, is.Equal(m["--ro-bind / / remove"].Verdict, report.Unviable))
+	assert.Check(t, is.Contains(m["--ro-bind / / remove"].Unviable, "bwrap"))
+	assert.Check(t, is.Equal(m["--new-session remove"].Verdict, report.Survived))
+	assert.Check(t, is.Equal(f.Group(3).At.StartLine, loc.Words[3].StartLine))
 }

@@ -175,18 +175,25 @@ func (f *FlagMutation) ungrouped(p *printer) {
 
 // evidence gives what the host saw of each escape a mutant let through.
 func (f *FlagMutation) evidence(p *printer) {
-	p.subheading("Evidence")
+	var lines []string
 	for _, list := range [][]FlagMutant{f.Mutants, f.Pairs} {
 		for _, m := range list {
 			for _, c := range m.Evidence {
-				p.printf("- %s: %s escaped: %s\n", m.ID, c.Attack, strings.ReplaceAll(c.Evidence, "\n", " "))
+				lines = append(lines, fmt.Sprintf("- %s: %s escaped: %s\n", m.ID, c.Attack, strings.ReplaceAll(c.Evidence, "\n", " ")))
 			}
 		}
 	}
 	for _, c := range f.Baseline.Cells {
 		if c.State == Escaped {
-			p.printf("- %s unmutated: %s escaped: %s\n", f.Profile, c.Attack, strings.ReplaceAll(c.Evidence, "\n", " "))
+			lines = append(lines, fmt.Sprintf("- %s unmutated: %s escaped: %s\n", f.Profile, c.Attack, strings.ReplaceAll(c.Evidence, "\n", " ")))
 		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	p.subheading("Evidence")
+	for _, l := range lines {
+		p.printf("%s", l)
 	}
 	p.printf("\n")
 }

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/icmd"
+
+	"sandboxlab/report"
+	"sandboxlab/verdict"
+)
+
+// TestMutateSandboxUsage: mutate --sandbox refuses what it has no use
+// for, and names what is wrong, before anything runs.
+func TestMutateSandboxUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"mutate", "--sandbox", "sandboxlab:L5"}, "mutated by their planted defects"},
+		{[]string{"mutate", "--sandbox", "nope"}, "unknown sandbox"},
+		{[]string{"mutate", "--sandbox", "bubblewrap", "--masking"}, "--sandbox and --masking"},
+		{[]string{"mutate", "--sandbox", "bubblewrap", "--pairs", "--shard", "1/2"}, "--pairs and --shard"},
+		{[]string{"mutate", "--sandbox", "bubblewrap", "--format", "html"}, "no page"},
+		{[]string{"mutate", "--sandbox", "bubblewrap", "--only", "nope"}, "unknown attack"},
+		{[]string{"mutate", "--pairs"}, "--pairs goes with --sandbox"},
+		{[]string{"mutate", "--format", "sarif"}, "--format sarif goes with --sandbox"},
+		{[]string{"attack", "--format", "sarif"}, "--format sarif goes with --sandbox"},
+	} {
+		res := run(t, nil, c.args...)
+		res.Assert(t, icmd.Expected{ExitCode: verdict.ExitInternal})
+		assert.Check(t, is.Contains(res.Stderr(), c.err), "%v", c.args)
+	}
+}
+
+// flagShardFile writes shard k/2 of a made-up flag mutation of two
+// mutants, one survived, and returns its path.
+func flagShardFile(t *testing.T, dir string, k int) string {
+	t.Helper()
+	f := report.FlagMutation{Profile: "box", Spec: "box", Tool: "bwrap", Command: []string{"bwrap", "--unshare-net", "--new-session", "--"},
+		Source: &report.ProfileSource{File: "mine.yaml", Language: "yaml", Text: "version: 1\n", Entry: 1},
+		Groups: []report.FlagGroup{{Index: 0, Words: []string{"bwrap"}, Kind: "program", Fixed: true},
+			{Index: 1, Words: []string{"--unshare-net"}, Kind: "namespaces", At: &report.SourceSpan{StartLine: 4, StartColumn: 3, EndLine: 4, EndColumn: 16}},
+			{Index: 2, Words: []string{"--new-session"}, Kind: "lifetime", At: &report.SourceSpan{StartLine: 5, StartColumn: 3, EndLine: 5, EndColumn: 16}}},
+		Baseline: report.FlagBaseline{OK: true, Stopped: []string{"exfiltrate"},
+			Cells: []report.SandboxCell{{Attack: "exfiltrate", Sandbox: "box", State: report.Stopped}}},
+		Run: report.FlagRun{Shard: fmt.Sprintf("%d/2", k), Repeat: 1, Build: "b", CellRuns: 1, CellRunsUnselected: 1}}
+	if k == 1 {
+		f.Mutants = []report.FlagMutant{{ID: "box:1:--unshare-net:remove", Groups: []int{1}, Operator: "remove", Verdict: report.LoadBearing, Killed: []string{"exfiltrate"}}}
+	} else {
+		f.Mutants = []report.FlagMutant{{ID: "box:2:--new-session:remove", Groups: []int{2}, Operator: "remove", Verdict: report.Survived, Killed: []string{}}}
+	}
+	b, err := json.Marshal(f)
+	assert.NilError(t, err)
+	path := filepath.Join(dir, fmt.Sprintf("shard-%d.json", k))
+	assert.NilError(t, os.WriteFile(path, b, 0o644))
+	return path
+}
+
+// TestMergeFlagShards: 'mutate merge' merges the shards of mutate
+// --sandbox into SARIF with the survivor at its flag's line, and under
+// GitHub Actions appends the per-flag table to the step summary.
+func TestMergeFlagShards(t *testing.T) {
+	dir := t.TempDir()
+	summary := filepath.Join(dir, "summary.md")
+	res := run(t, []string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary},
+		"mutate", "merge", "--format", "sarif", "--out", filepath.Join(dir, "out"), flagShardFile(t, dir, 2), flagShardFile(t, dir, 1))
+	res.Assert(t, icmd.Success)
+	var log report.SARIFLog
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &log))
+	results := log.Runs[0].Results
+	assert.Assert(t, is.Len(results, 1))
+	assert.Check(t, is.Equal(results[0].RuleID, report.SurvivedRule))
+	assert.Check(t, is.Equal(results[0].Locations[0].PhysicalLocation.ArtifactLocation.URI, "mine.yaml"))
+	assert.Check(t, is.Equal(results[0].Locations[0].PhysicalLocation.Region.StartLine, 5))
+	b, err := os.ReadFile(summary)
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(b), "| 1 | --unshare-net | 4    | remove   | load-bearing"))
+	_, err = os.Stat(filepath.Join(dir, "out", "flags-box.sarif"))
+	assert.Check(t, err)
+	run(t, nil, "mutate", "merge", flagShardFile(t, dir, 1)).Assert(t, icmd.Expected{ExitCode: verdict.ExitInternal, Err: "missing shards: 2/2"})
+}
