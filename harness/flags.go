@@ -47,7 +47,8 @@ type FlagRunner struct {
 	// Groups, if set, keeps only the mutants of the groups whose words
 	// (joined by spaces) it lists: a subset of the flags.
 	Groups []string
-	// Pairs runs the survivors two at a time, at most MaxPairs pairs.
+	// Pairs runs each survivor with each other survivor, then with each
+	// load-bearing mutant, at most MaxPairs pairs.
 	Pairs    bool
 	MaxPairs int
 	// Jobs, Cores and Timeout are as the Runner's.
@@ -79,8 +80,9 @@ type FlagProgress struct {
 // PhasePairs is the pairs' phase of a flag run.
 const PhasePairs = "pairs"
 
-// DefaultMaxPairs bounds --pairs: all the pairs of 12 survivors.
-const DefaultMaxPairs = 66
+// DefaultMaxPairs bounds --pairs: the shipped bubblewrap profile has 28
+// pairs of survivors and 40 of a survivor with a load-bearing flag.
+const DefaultMaxPairs = 100
 
 // columnRun is one worker's run of a column.
 type columnRun struct {

@@ -79,40 +79,58 @@ func judgeMutant(f *report.FlagMutation, m argv.Mutant, runs []columnRun) report
 	return out
 }
 
-// runPairs runs the survivors two at a time (the removals first, the
-// bound's worth), and classifies each survivor: masked when a pair with
-// it was killed, untested when every pair with it ran and survived,
-// unclassified otherwise.
+// runPairs runs each survivor with another survivor (the removals
+// first), then with each load-bearing mutant, the bound's worth; a pair
+// is killed when an attack escapes that neither of its two let through
+// alone. So a survivor is masked when some other flag guards what it
+// guards: a survivor, or a flag whose own removal the battery notices
+// for another attack. Then it classifies each survivor: masked when a
+// pair with it was killed, untested when every pair with it ran and
+// survived, unclassified otherwise.
 func (r *FlagRunner) runPairs(ctx context.Context, pl *pool, f *report.FlagMutation, ms []argv.Mutant, weight float64, prog *flagProgressor) {
 	byID := map[string]argv.Mutant{}
 	for _, m := range ms {
 		byID[m.ID] = m
 	}
-	var survivors []argv.Mutant
+	var survivors, bearing []argv.Mutant
 	for _, fm := range f.Mutants {
-		if fm.Verdict == report.Survived {
+		switch fm.Verdict {
+		case report.Survived:
 			survivors = append(survivors, byID[fm.ID])
+		case report.LoadBearing:
+			bearing = append(bearing, byID[fm.ID])
 		}
 	}
 	type pair struct{ a, b argv.Mutant }
-	var all []pair
+	apart := func(a, b argv.Mutant) bool {
+		return !slices.ContainsFunc(a.Groups(), func(g int) bool { return slices.Contains(b.Groups(), g) })
+	}
+	var both, mixed []pair
 	for i, a := range survivors {
 		for _, b := range survivors[i+1:] {
-			if !slices.ContainsFunc(a.Groups(), func(g int) bool { return slices.Contains(b.Groups(), g) }) {
-				all = append(all, pair{a, b})
+			if apart(a, b) {
+				both = append(both, pair{a, b})
+			}
+		}
+		for _, b := range bearing {
+			if apart(a, b) {
+				mixed = append(mixed, pair{a, b})
 			}
 		}
 	}
 	removal := func(p pair) bool { return p.a.Operator() == argv.Remove && p.b.Operator() == argv.Remove }
-	slices.SortStableFunc(all, func(x, y pair) int {
-		switch {
-		case removal(x) && !removal(y):
-			return -1
-		case removal(y) && !removal(x):
-			return 1
-		}
-		return 0
-	})
+	for _, list := range [][]pair{both, mixed} {
+		slices.SortStableFunc(list, func(x, y pair) int {
+			switch {
+			case removal(x) && !removal(y):
+				return -1
+			case removal(y) && !removal(x):
+				return 1
+			}
+			return 0
+		})
+	}
+	all := append(both, mixed...)
 	run := all[:min(len(all), r.maxPairs())]
 	f.Run.PairsLeftOut = len(all) - len(run)
 	var pms []argv.Mutant
@@ -125,12 +143,40 @@ func (r *FlagRunner) runPairs(ctx context.Context, pl *pool, f *report.FlagMutat
 	f.Pairs = r.runMutants(ctx, pl, f, pms, weight, prog, PhasePairs)
 	for i := range f.Pairs {
 		f.Pairs[i].With = of[i]
+		onlyNew(f, &f.Pairs[i])
 	}
 	classify(f, len(all) > len(run))
 }
 
+// onlyNew keeps of a pair's escapes those neither of its two mutants let
+// through alone: a pair is killed only by what they guard together.
+func onlyNew(f *report.FlagMutation, p *report.FlagMutant) {
+	if p.Verdict != report.LoadBearing {
+		return
+	}
+	alone := map[string]bool{}
+	for _, id := range p.With {
+		if m, ok := f.Mutant(id); ok {
+			for _, a := range m.Killed {
+				alone[a] = true
+			}
+		}
+	}
+	var killed []string
+	var ev []report.SandboxCell
+	for _, c := range p.Evidence {
+		if !alone[c.Attack] {
+			killed, ev = append(killed, c.Attack), append(ev, c)
+		}
+	}
+	p.Killed, p.Evidence = append([]string{}, killed...), ev
+	if len(killed) == 0 {
+		p.Verdict = report.Survived
+	}
+}
+
 // classify gives each survivor its class from the pairs that ran (each
-// pair's With names the two survivors it combines).
+// pair's With names the two mutants it combines).
 func classify(f *report.FlagMutation, cut bool) {
 	for i := range f.Mutants {
 		m := &f.Mutants[i]

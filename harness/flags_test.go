@@ -128,15 +128,18 @@ func TestFlagMutationFakeSandbox(t *testing.T) {
 	}
 	assert.Check(t, is.Equal(m["--nice 5 remove"].Verdict, report.Survived))
 	assert.Check(t, is.Equal(m["--nice 5 remove"].Class, report.Untested))
-	assert.Check(t, is.Len(f.Pairs, 3))
+	// Three pairs of survivors, six of a survivor with a load-bearing
+	// flag: only the two guards of the environment are killed together.
+	assert.Check(t, is.Len(f.Pairs, 9))
 	killed := slices.IndexFunc(f.Pairs, func(p report.FlagMutant) bool { return p.Verdict == report.LoadBearing })
 	assert.Assert(t, killed >= 0)
 	assert.Check(t, is.DeepEqual(f.Pairs[killed].Killed, []string{"env_secrets"}))
 	assert.Check(t, is.DeepEqual(f.Pairs[killed].Groups, []int{2, 3}))
 	// Selection: only the three stopped attacks ran, and an unviable
 	// mutant ran none.
-	assert.Check(t, is.Equal(f.Run.CellRuns, 3*(5+3)))
-	assert.Check(t, is.Equal(f.Run.CellRunsUnselected, 3*(6+3)))
+	assert.Check(t, is.Equal(f.Run.CellRuns, 3*(5+9)))
+	assert.Check(t, is.Equal(f.Run.CellRunsUnselected, 3*(6+9)))
+	assert.Check(t, is.Equal(slices.IndexFunc(f.Pairs[killed+1:], func(p report.FlagMutant) bool { return p.Verdict == report.LoadBearing }), -1))
 	// Each flag at its line and column in the file.
 	assert.Check(t, is.DeepEqual(f.Group(4).At, &report.SourceSpan{StartLine: 6, StartColumn: 15, EndLine: 6, EndColumn: 30}))
 	assert.Check(t, is.Equal(f.Source.File, "fakebox.yaml"))

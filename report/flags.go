@@ -29,12 +29,13 @@ const (
 
 // Survivor classes, for a survived mutant once the pairs have run.
 const (
-	// Masked: removed together with another survivor, an attack got
-	// through: the two guard the same thing.
+	// Masked: mutated together with another flag (a survivor, or a
+	// load-bearing flag), an attack got through that neither let through
+	// alone: the two guard the same thing.
 	Masked = "masked"
-	// Untested: every pair with another survivor survived too: no attack
-	// of the battery tests what it guards (or a load-bearing flag hides it,
-	// which pairs of survivors do not look at).
+	// Untested: every pair with it survived too: no attack of the
+	// battery tests what it guards, or what hides it is no flag of the
+	// profile (the tool's own defaults, the host).
 	Untested = "untested"
 	// Unclassified: not every pair it is in ran (the bound), and none of
 	// those that ran was killed; or the pairs were not run.
@@ -265,7 +266,7 @@ func (f *FlagMutation) verdictText(m FlagMutant) string {
 	case Masked:
 		var with []string
 		for _, id := range m.With {
-			if o, ok := f.mutant(id); ok {
+			if o, ok := f.Mutant(id); ok {
 				with = append(with, fmt.Sprintf("#%d %s", o.Groups[0], f.Group(o.Groups[0]).Text()))
 			}
 		}
@@ -276,8 +277,8 @@ func (f *FlagMutation) verdictText(m FlagMutant) string {
 	return "survived"
 }
 
-// mutant finds a mutant by id.
-func (f *FlagMutation) mutant(id string) (FlagMutant, bool) {
+// Mutant finds a mutant by id.
+func (f *FlagMutation) Mutant(id string) (FlagMutant, bool) {
 	i := slices.IndexFunc(f.Mutants, func(m FlagMutant) bool { return m.ID == id })
 	if i < 0 {
 		return FlagMutant{}, false

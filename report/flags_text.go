@@ -72,9 +72,9 @@ func (f *FlagMutation) pairsTable(p *printer) {
 	if !f.Run.Pairs {
 		return
 	}
-	p.subheading("Pairs of survivors")
+	p.subheading("Pairs: each survivor with another survivor, then with each load-bearing flag")
 	if len(f.Pairs) == 0 {
-		p.printf("No pair ran: fewer than two survivors.\n\n")
+		p.printf("No pair ran: no survivor, or no other flag to pair it with.\n\n")
 		return
 	}
 	var rows [][]string
@@ -94,7 +94,10 @@ func (f *FlagMutation) pairsTable(p *printer) {
 			rows = append(rows, []string{strings.Join(flags, " + "), m.Operator, v, orDash(m.Killed)})
 		}
 	}
-	p.table([]string{"flags", "operators", "verdict", "escaped"}, rows)
+	p.table([]string{"flags", "operators", "verdict", "escaped (neither alone)"}, rows)
+	if f.Run.PairsLeftOut > 0 {
+		p.printf("%d pairs left out by the bound (--max-pairs %d).\n\n", f.Run.PairsLeftOut, f.Run.MaxPairs)
+	}
 }
 
 // summary counts the mutants and says what selection saved.
@@ -112,7 +115,7 @@ func (f *FlagMutation) summary(p *printer) {
 	}
 	p.printf(".\n")
 	if f.Run.Pairs && t.Survived > 0 {
-		p.printf("Survivors: %d masked (a pair with another survivor let an attack through), %d untested (no pair did)", t.Masked, t.Untested)
+		p.printf("Survivors: %d masked (mutated with another flag, an attack got through that neither let through alone), %d untested (no pair did)", t.Masked, t.Untested)
 		if t.Unclassified > 0 {
 			p.printf(", %d unclassified (pairs left out by the bound of %d)", t.Unclassified, f.Run.MaxPairs)
 		}

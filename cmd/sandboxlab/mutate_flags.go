@@ -87,8 +87,8 @@ type flagMutation struct {
 func (fm *flagMutation) setFlags(fs *flag.FlagSet) {
 	fs.StringVar(&fm.sandbox, "sandbox", "", "mutate the command of the sandbox `NAME` (a profile, or custom:PREFIX) flag group by flag group instead")
 	fs.StringVar(&fm.profiles, "profiles", "", "with --sandbox: also read the profiles in `FILE` (YAML, as the shipped ones; a second document may spell their groups)")
-	fs.BoolVar(&fm.pairs, "pairs", false, "with --sandbox: mutate the survivors two at a time, to tell a flag no attack tests from two that guard the same thing")
-	fs.IntVar(&fm.maxPairs, "max-pairs", harness.DefaultMaxPairs, "with --pairs: run at most `N` pairs (removals first)")
+	fs.BoolVar(&fm.pairs, "pairs", false, "with --sandbox: mutate each survivor with each other survivor, then with each load-bearing flag,\nto tell a flag no attack tests from two that guard the same thing")
+	fs.IntVar(&fm.maxPairs, "max-pairs", harness.DefaultMaxPairs, "with --pairs: run at most `N` pairs (pairs of survivors first, removals first)")
 }
 
 // validate resolves the sandbox and reads its command into groups.
@@ -235,9 +235,10 @@ const flagMutationHelp = "With --sandbox NAME (a profile, or custom:PREFIX; --pr
 	"becomes the other unshare options; a namespace mode becomes host). The unmutated profile's column\n" +
 	"runs first; a mutant runs only the attacks it stops (selection: the report counts the cell runs saved)\n" +
 	"and is load-bearing when one gets through, survived when none does, unviable (with what it printed)\n" +
-	"when the sandbox no longer runs the harness's probe. --pairs mutates the survivors two at a time\n" +
-	"(at most --max-pairs, removals first): a pair killed where neither alone was is two flags that guard\n" +
-	"the same thing (masked); a survivor no pair kills is untested. --only names attacks here; --suite,\n" +
+	"when the sandbox no longer runs the harness's probe. --pairs mutates each survivor with each other\n" +
+	"survivor, then with each load-bearing flag (at most --max-pairs): a pair that lets an attack through\n" +
+	"that neither let through alone is two flags that guard the same thing (the survivor is masked); a\n" +
+	"survivor no pair kills is untested. --only names attacks here; --suite,\n" +
 	"--shard, --repeat, -j and --timeout work as above, and 'mutate merge' merges the shards. Formats: the\n" +
 	"per-flag table (text, markdown, json, junit), stryker (the profile's file, each mutant at its flag)\n" +
 	"and sarif (GitHub code scanning: a rule per attack with its class's security-severity, a result per\n" +
