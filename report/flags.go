@@ -37,8 +37,9 @@ const (
 	// battery tests what it guards, or what hides it is no flag of the
 	// profile (the tool's own defaults, the host).
 	Untested = "untested"
-	// Unclassified: not every pair it is in ran (the bound), and none of
-	// those that ran was killed; or the pairs were not run.
+	// Unclassified: no pair with it was killed, and not every pair it is
+	// in gave a verdict (one was unviable, or hung, or the bound left it
+	// out); or the pairs were not run.
 	Unclassified = "unclassified"
 )
 

@@ -117,7 +117,7 @@ func (f *FlagMutation) summary(p *printer) {
 	if f.Run.Pairs && t.Survived > 0 {
 		p.printf("Survivors: %d masked (mutated with another flag, an attack got through that neither let through alone), %d untested (no pair did)", t.Masked, t.Untested)
 		if t.Unclassified > 0 {
-			p.printf(", %d unclassified (pairs left out by the bound of %d)", t.Unclassified, f.Run.MaxPairs)
+			p.printf(", %d unclassified (a pair with it was unviable, gave no verdict or was left out by the bound of %d)", t.Unclassified, f.Run.MaxPairs)
 		}
 		p.printf("; %d of %d pairs killed.\n", t.PairsKilled, len(f.Pairs))
 	} else if t.Survived > 0 {
