@@ -27,12 +27,47 @@ func (r *FlagRunner) runMutants(ctx context.Context, pl *pool, f *report.FlagMut
 		out[i] = judgeMutant(f, ms[i], runs)
 		prog.done(&out[i])
 	})
+	r.confirmUnviable(ctx, pl, f, ms, tasks, weight, out)
 	for i, m := range ms {
 		f.Flaky = append(f.Flaky, cellFlakes(m.ID, runs[i], f.Baseline.Stopped)...)
 		f.Run.CellRuns += out[i].CellRuns
 		f.Run.CellRunsUnselected += len(f.Baseline.Cells) * r.repeats()
 	}
 	return out
+}
+
+// confirmUnviable runs each unviable mutant's column once more: a
+// sandbox that fails to start can fail for the host's sake (bwrap's
+// recursive bind of / races with mounts other work makes and removes
+// under /tmp). A mutant that starts the second time is judged by that
+// run, and says what the first printed; one that fails again is
+// unviable.
+func (r *FlagRunner) confirmUnviable(ctx context.Context, pl *pool, f *report.FlagMutation, ms []argv.Mutant, tasks []FlagTask, weight float64, out []report.FlagMutant) {
+	var again []int
+	for i := range out {
+		if out[i].Verdict == report.Unviable {
+			again = append(again, i)
+		}
+	}
+	if len(again) == 0 {
+		return
+	}
+	sub := make([]FlagTask, len(again))
+	for j, i := range again {
+		sub[j] = tasks[i]
+	}
+	runs := r.runColumns(ctx, pl, sub, weight, func(int, []columnRun) {})
+	for j, i := range again {
+		second := judgeMutant(f, ms[i], runs[j])
+		if second.Verdict == report.Unviable || second.Verdict == report.FlagError {
+			out[i].CellRuns += second.CellRuns
+			continue
+		}
+		second.Retried = out[i].Unviable
+		second.CellRuns += out[i].CellRuns
+		second.MS += out[i].MS
+		out[i] = second
+	}
 }
 
 // judgeMutant judges a mutant's runs by the first: no matrix is an

@@ -131,6 +131,9 @@ type FlagMutant struct {
 	// it; Error why there is no verdict.
 	Unviable string `json:"unviable,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// Retried is what the probe printed when the first run did not start
+	// the sandbox and a second did: the verdict is the second's.
+	Retried string `json:"retried,omitempty"`
 	// Class is, for a survivor, masked, untested or unclassified; With
 	// the survivors it was killed in a pair with (for a pair: the two
 	// survivors it combines).

@@ -51,6 +51,9 @@ func mutantNote(m FlagMutant) string {
 	if m.Error != "" {
 		parts = append(parts, "no verdict: "+m.Error)
 	}
+	if m.Retried != "" {
+		parts = append(parts, "judged by a second run; the first did not start: "+m.Retried)
+	}
 	if len(m.NotApplicable) > 0 {
 		parts = append(parts, "n/a under it: "+strings.Join(m.NotApplicable, ", "))
 	}
