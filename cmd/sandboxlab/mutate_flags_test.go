@@ -85,3 +85,22 @@ func TestMergeFlagShards(t *testing.T) {
 	assert.Check(t, err)
 	run(t, nil, "mutate", "merge", flagShardFile(t, dir, 1)).Assert(t, icmd.Expected{ExitCode: verdict.ExitInternal, Err: "missing shards: 2/2"})
 }
+
+// TestAttackSandboxSARIF: attack --sandbox --format sarif gives a result
+// for an escape under a custom prefix, located at the prefix (a file of
+// its own), its rule carrying the attack's class's severity.
+func TestAttackSandboxSARIF(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	res := run(t, nil, "attack", "--sandbox", "custom:env --", "--only", "env_secrets", "--format", "sarif")
+	res.Assert(t, icmd.Success)
+	var log report.SARIFLog
+	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &log))
+	r := log.Runs[0]
+	assert.Assert(t, is.Len(r.Results, 1), res.Stdout())
+	assert.Check(t, is.Equal(r.Results[0].RuleID, "env_secrets"))
+	assert.Check(t, is.Equal(r.Results[0].Locations[0].PhysicalLocation.ArtifactLocation.URI, "custom-prefix.sh"))
+	assert.Check(t, is.DeepEqual(r.Results[0].Locations[0].PhysicalLocation.Region, &report.SARIFRegion{StartLine: 1, StartColumn: 1, EndLine: 1, EndColumn: 7}))
+	assert.Check(t, is.Equal(r.Tool.Driver.Rules[0].Properties.SecuritySeverity, "8.0"))
+}
