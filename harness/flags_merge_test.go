@@ -59,3 +59,27 @@ func TestEveryAttackHasASeverity(t *testing.T) {
 		assert.Check(t, ok, "attack %s has no class in report/sarif.go's attackClasses", a.ID)
 	}
 }
+
+// TestCellFlakes: a cell whose state changes between repeats is a flake,
+// and so is a probe that starts the sandbox in one repeat and not in
+// another; steady cells are not.
+func TestCellFlakes(t *testing.T) {
+	col := func(skipped string, states ...report.CellState) columnRun {
+		rep := &report.Sandboxes{Sandboxes: []report.Sandbox{{Name: "box", Skipped: skipped}}}
+		if skipped == "" {
+			for i, s := range states {
+				rep.Cells = append(rep.Cells, report.SandboxCell{Attack: []string{"a", "b"}[i], Sandbox: "box", State: s})
+			}
+		}
+		return columnRun{rep: rep}
+	}
+	steady := []columnRun{col("", report.Stopped, report.Escaped), col("", report.Stopped, report.Escaped)}
+	assert.Check(t, is.Len(cellFlakes("m", steady, nil), 0))
+	flips := []columnRun{col("", report.Stopped, report.Escaped), col("", report.Escaped, report.Escaped)}
+	assert.Check(t, is.DeepEqual(cellFlakes("m", flips, nil), []report.FlagFlake{{Mutant: "m", Attack: "a", States: []string{"stopped", "escaped"}}}))
+	assert.Check(t, is.Len(cellFlakes("m", flips, []string{"b"}), 0))
+	probe := []columnRun{col("", report.Stopped, report.Escaped), col("it did not run the probe")}
+	fl := cellFlakes("m", probe, nil)
+	assert.Assert(t, len(fl) > 0)
+	assert.Check(t, is.DeepEqual(fl[0], report.FlagFlake{Mutant: "m", Attack: "probe", States: []string{"ran", "unviable"}}))
+}
