@@ -81,7 +81,7 @@ func (o *attackOptions) setFlags(fs *flag.FlagSet) {
 	o.defectFlag.setFlags(fs)
 	// The attack × sandbox matrix also has SARIF, for code scanning.
 	o.output.formats = append(o.output.formats, report.SARIF)
-	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html; with --sandbox also sarif"
+	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, sarif (sarif with --sandbox)"
 }
 
 func (o *attackOptions) validate(cl commandLine) error {
