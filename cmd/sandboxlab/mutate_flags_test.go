@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/icmd"
@@ -71,6 +74,7 @@ func TestMergeFlagShards(t *testing.T) {
 	res := run(t, []string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary},
 		"mutate", "merge", "--format", "sarif", "--out", filepath.Join(dir, "out"), flagShardFile(t, dir, 2), flagShardFile(t, dir, 1))
 	res.Assert(t, icmd.Success)
+	assert.Check(t, validSARIF(t, res.Stdout()))
 	var log report.SARIFLog
 	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &log))
 	results := log.Runs[0].Results
@@ -95,6 +99,7 @@ func TestAttackSandboxSARIF(t *testing.T) {
 	}
 	res := run(t, nil, "attack", "--sandbox", "custom:env --", "--only", "env_secrets", "--format", "sarif")
 	res.Assert(t, icmd.Success)
+	assert.Check(t, validSARIF(t, res.Stdout()))
 	var log report.SARIFLog
 	assert.NilError(t, json.Unmarshal([]byte(res.Stdout()), &log))
 	r := log.Runs[0]
@@ -103,4 +108,19 @@ func TestAttackSandboxSARIF(t *testing.T) {
 	assert.Check(t, is.Equal(r.Results[0].Locations[0].PhysicalLocation.ArtifactLocation.URI, "custom-prefix.sh"))
 	assert.Check(t, is.DeepEqual(r.Results[0].Locations[0].PhysicalLocation.Region, &report.SARIFRegion{StartLine: 1, StartColumn: 1, EndLine: 1, EndColumn: 7}))
 	assert.Check(t, is.Equal(r.Tool.Driver.Rules[0].Properties.SecuritySeverity, "8.0"))
+}
+
+// validSARIF checks a SARIF file, as written, against the vendored
+// SARIF 2.1.0 schema.
+func validSARIF(t *testing.T, data string) error {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.SARIFSchema))
+	assert.NilError(t, err)
+	c := jsonschema.NewCompiler()
+	assert.NilError(t, c.AddResource("sarif.json", doc))
+	s, err := c.Compile("sarif.json")
+	assert.NilError(t, err)
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(data))
+	assert.NilError(t, err)
+	return s.Validate(v)
 }
