@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"html/template"
 	"strings"
 	"unicode/utf16"
 )
@@ -84,4 +86,30 @@ func (f *FlagMutation) strykerMutant(m FlagMutant, src *ProfileSource) StrykerMu
 func firstLineLen(text string) int {
 	line, _, _ := strings.Cut(text, "\n")
 	return len(utf16.Encode([]rune(line)))
+}
+
+// page draws the flag mutation: the summary, then the
+// mutation-testing-elements component on the profile's file, each
+// mutant at its flag (Stryker).
+func (f *FlagMutation) page(o Options) (*page, error) {
+	t := f.Tally()
+	p := &page{Title: "sandboxlab mutate --sandbox " + f.Profile, Who: f.Identity.who(), LeadBad: !f.Baseline.OK || t.Survived > 0,
+		Stryker: f.Stryker(o), ElementsJS: template.JS(elementsJS), ElementsVersion: ElementsVersion, License: elementsLicense}
+	if !f.Baseline.OK {
+		p.Lead = "The unmutated profile's column did not run, so no mutant was judged: " + f.Baseline.Problem
+		p.Stryker, p.ElementsJS = nil, ""
+		return p, nil
+	}
+	p.Lead = fmt.Sprintf("%d of %d mutants of %s's flags are load-bearing, %d survived, %d unviable.", t.LoadBearing, t.Mutants, f.Profile, t.Survived, t.Unviable)
+	var bullets []string
+	for _, m := range f.Mutants {
+		g := f.Group(m.Groups[0])
+		line := fmt.Sprintf("#%d %s (%s, line %s): %s", g.Index, g.Text(), m.Operator, f.line(g), f.verdictText(m))
+		if len(m.Killed) > 0 {
+			line += "; escaped " + strings.Join(m.Killed, ", ")
+		}
+		bullets = append(bullets, line)
+	}
+	p.Parts = []pagePart{{Heading: "Flags of " + f.Profile, Bullets: bullets}}
+	return p, nil
 }

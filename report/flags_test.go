@@ -78,9 +78,16 @@ func fixtureFlags() *FlagMutation {
 // TestFlagsFormats pins the flag mutation in every format it has.
 func TestFlagsFormats(t *testing.T) {
 	f := fixtureFlags()
-	assert.Check(t, is.DeepEqual(FormatsOf(f), []Format{Text, Markdown, JSON, JUnit, Stryker, SARIF}))
+	assert.Check(t, is.DeepEqual(FormatsOf(f), []Format{Text, Markdown, JSON, JUnit, HTML, Stryker, SARIF}))
 	o := Options{Version: "v0.0.0-test", System: fixtureSystem}
+	var page bytes.Buffer
+	assert.NilError(t, WriteWith(&page, HTML, f, o))
+	assert.Check(t, is.Contains(page.String(), "<mutation-test-report-app"))
+	assert.Check(t, is.Contains(page.String(), "#4 --tmpfs {home}/.ssh (remove, line 6): survived: masked by #1 --new-session"))
 	for _, format := range FormatsOf(f) {
+		if format == HTML {
+			continue // the component's bundle is a megabyte: the page is checked above
+		}
 		var b bytes.Buffer
 		assert.NilError(t, WriteWith(&b, format, f, o))
 		golden.Assert(t, b.String(), "flags."+format.Ext()+".golden")

@@ -40,7 +40,7 @@ func (o *mergeOptions) setFlags(fs *flag.FlagSet) {
 	o.output.setFlags(fs, "mutate", &report.Mutation{}, false)
 	// The shards of 'mutate --sandbox' merge too, into their report.
 	o.output.formats = append(o.output.formats, report.SARIF)
-	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, stryker, sarif (sarif for a flag mutation's shards, html for the others)"
+	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, stryker, sarif (sarif for a flag mutation's shards)"
 }
 
 func (o *mergeOptions) validate(cl commandLine) error {

@@ -119,7 +119,7 @@ func (o *mutateOptions) setFlags(fs *flag.FlagSet) {
 	o.flags.setFlags(fs)
 	// --sandbox's report has SARIF (and no page).
 	o.output.formats = append(o.output.formats, report.SARIF)
-	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, stryker, sarif (sarif with --sandbox, html without)"
+	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, stryker, sarif (sarif with --sandbox)"
 }
 
 func (o *mutateOptions) validate(cl commandLine) error {

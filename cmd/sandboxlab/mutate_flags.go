@@ -99,8 +99,6 @@ func (fm *flagMutation) validate(o *mutateOptions, cl commandLine) error {
 		}
 	}
 	switch {
-	case o.f == report.HTML:
-		return errors.New("--format html: a flag mutation has no page; --format stryker gives the mutation-testing-elements JSON")
 	case fm.pairs && o.shardFlag != "":
 		return errors.New("--pairs and --shard: the pairs need every mutant's verdict; run them unsharded")
 	case fm.maxPairs < 1:
@@ -238,20 +236,17 @@ const flagMutationHelp = "With --sandbox NAME (a profile, or custom:PREFIX; --pr
 	"when the sandbox no longer runs the harness's probe. --pairs mutates each survivor with each other\n" +
 	"survivor, then with each load-bearing flag (at most --max-pairs): a pair that lets an attack through\n" +
 	"that neither let through alone is two flags that guard the same thing (the survivor is masked); a\n" +
-	"survivor no pair kills is untested. --only names attacks here; --suite,\n" +
-	"--shard, --repeat, -j and --timeout work as above, and 'mutate merge' merges the shards. Formats: the\n" +
-	"per-flag table (text, markdown, json, junit), stryker (the profile's file, each mutant at its flag)\n" +
-	"and sarif (GitHub code scanning: a rule per attack with its class's security-severity, a result per\n" +
-	"escape of the unmutated profile and per survived flag, at the profile's line); --out writes the\n" +
-	"files flags-NAME.*. Under GitHub Actions the table also goes to $GITHUB_STEP_SUMMARY. Exit codes:\n" +
+	"survivor no pair kills is untested. --only names attacks here; --suite, --shard, --repeat, -j and\n" +
+	"--timeout work as above, and 'mutate merge' merges the shards. Formats: the per-flag table (text,\n" +
+	"markdown, json, junit), stryker (the profile's file, each mutant at its flag), html (the table and\n" +
+	"the mutation-testing-elements component showing the profile) and sarif (GitHub code scanning: a rule\n" +
+	"per attack with its class's security-severity, a result per escape of the unmutated profile and per\n" +
+	"survived flag, at the profile's line); --out writes the files flags-NAME.*. Under GitHub Actions the table also goes to $GITHUB_STEP_SUMMARY. Exit codes:\n" +
 	"0 it ran (a survivor is a finding, not a failure), 4 the unmutated profile did not run or stops\n" +
 	"nothing, 5 a flaky cell (with --repeat), 1 usage or internal error."
 
 // mergeFlagsCmd is 'mutate merge' of the shards of a flag mutation.
 func mergeFlagsCmd(shards []*report.FlagMutation, o *mergeOptions, stdout io.Writer) error {
-	if o.f == report.HTML {
-		return errors.New("--format html: a flag mutation has no page")
-	}
 	f, err := harness.MergeFlags(shards)
 	if err != nil {
 		return fmt.Errorf("merging: %w", err)

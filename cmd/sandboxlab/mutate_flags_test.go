@@ -29,7 +29,6 @@ func TestMutateSandboxUsage(t *testing.T) {
 		{[]string{"mutate", "--sandbox", "nope"}, "unknown sandbox"},
 		{[]string{"mutate", "--sandbox", "bubblewrap", "--masking"}, "--sandbox and --masking"},
 		{[]string{"mutate", "--sandbox", "bubblewrap", "--pairs", "--shard", "1/2"}, "--pairs and --shard"},
-		{[]string{"mutate", "--sandbox", "bubblewrap", "--format", "html"}, "no page"},
 		{[]string{"mutate", "--sandbox", "bubblewrap", "--only", "nope"}, "unknown attack"},
 		{[]string{"mutate", "--pairs"}, "--pairs goes with --sandbox"},
 		{[]string{"mutate", "--format", "sarif"}, "--format sarif goes with --sandbox"},
