@@ -27,38 +27,20 @@ func Merge(shards []*report.Mutation, failOn verdict.FailOn) (*report.Mutation, 
 	if first.Run == nil {
 		return nil, errors.New("shard 1: the report says nothing of how it was run (made before sharding?)")
 	}
-	var n int
-	if _, err := fmt.Sscanf(first.Run.Shard, "%d/%d", new(int), &n); err != nil {
-		return nil, fmt.Errorf("the first report is not a shard (run with --shard K/N): %q", first.Run.Shard)
-	}
-	seen := map[int]bool{}
+	specs := make([]string, len(shards))
 	for i, s := range shards {
 		if s.Run == nil {
 			return nil, fmt.Errorf("report %d says nothing of how it was run", i+1)
 		}
-		sh, err := ParseShard(s.Run.Shard)
-		if err != nil {
-			return nil, fmt.Errorf("report %d is not a shard: %v", i+1, err)
-		}
-		switch {
-		case sh.N != n:
-			return nil, fmt.Errorf("report %d is shard %s, of another split than %d", i+1, sh, n)
-		case seen[sh.K]:
-			return nil, fmt.Errorf("shard %s is given twice", sh)
-		}
-		seen[sh.K] = true
-		if err := sameRun(first, s); err != nil {
-			return nil, fmt.Errorf("shard %s and shard %s: %w", first.Run.Shard, sh, err)
-		}
+		specs[i] = s.Run.Shard
 	}
-	if len(seen) != n {
-		var missing []string
-		for k := 1; k <= n; k++ {
-			if !seen[k] {
-				missing = append(missing, fmt.Sprintf("%d/%d", k, n))
-			}
+	if err := shardSet(specs); err != nil {
+		return nil, err
+	}
+	for _, s := range shards[1:] {
+		if err := sameRun(first, s); err != nil {
+			return nil, fmt.Errorf("shard %s and shard %s: %w", first.Run.Shard, s.Run.Shard, err)
 		}
-		return nil, fmt.Errorf("missing shards: %s", strings.Join(missing, ", "))
 	}
 	run := mergedRun(shards)
 	m := &report.Mutation{Identity: first.Identity, Baseline: first.Baseline, Jobs: first.Jobs, Run: &run, Defects: []report.Defect{}}
@@ -86,6 +68,39 @@ func Merge(shards []*report.Mutation, failOn verdict.FailOn) (*report.Mutation, 
 	}
 	finish(m, failOn)
 	return m, nil
+}
+
+// shardSet checks that specs (each report's --shard) are the shards
+// K/N of one split, K = 1 to N, each once.
+func shardSet(specs []string) error {
+	var n int
+	if _, err := fmt.Sscanf(specs[0], "%d/%d", new(int), &n); err != nil {
+		return fmt.Errorf("the first report is not a shard (run with --shard K/N): %q", specs[0])
+	}
+	seen := map[int]bool{}
+	for i, spec := range specs {
+		sh, err := ParseShard(spec)
+		if err != nil {
+			return fmt.Errorf("report %d is not a shard: %v", i+1, err)
+		}
+		switch {
+		case sh.N != n:
+			return fmt.Errorf("report %d is shard %s, of another split than %d", i+1, sh, n)
+		case seen[sh.K]:
+			return fmt.Errorf("shard %s is given twice", sh)
+		}
+		seen[sh.K] = true
+	}
+	if len(seen) != n {
+		var missing []string
+		for k := 1; k <= n; k++ {
+			if !seen[k] {
+				missing = append(missing, fmt.Sprintf("%d/%d", k, n))
+			}
+		}
+		return fmt.Errorf("missing shards: %s", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // mergedRun is how the shards' run was made: the first shard's account,

@@ -24,8 +24,8 @@ import (
 func init() {
 	register(command{name: "mutate", summary: "switch on each planted defect in turn and diff what fails against predictions.yaml",
 		args: "[--predictions FILE] [--suite course|hardening|all] [--only ID,...] [--shard K/N] [--no-select] [--repeat N] [--masking]" +
-			" [-j N] [--timeout DURATION] [--fail-on escape|any|never] [--replay FILE] [--incremental FILE [--force]] [--since REV] " +
-			reportUsage + " " + progressUsage,
+			" [-j N] [--timeout DURATION] [--fail-on escape|any|never] [--replay FILE] [--incremental FILE [--force]] [--since REV]" +
+			" [--sandbox NAME [--profiles FILE] [--pairs [--max-pairs N]]] " + reportUsage + " " + progressUsage,
 		help: mutateHelp}, mutateCmd)
 }
 
@@ -72,7 +72,7 @@ func mutateHelp() string {
 		"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n" +
 		"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n" +
 		"Progress goes to stderr on a terminal (a bar: probe runs of the baseline, then of the defects,\n" +
-		"elapsed, ETA) and, a line per defect, with --verbose."
+		"elapsed, ETA) and, a line per defect, with --verbose.\n\n" + flagMutationHelp
 }
 
 // mutateOptions are mutate's flags.
@@ -91,6 +91,7 @@ type mutateOptions struct {
 	incremental string
 	force       bool
 	since       string
+	flags       flagMutation
 
 	shard harness.Shard // --shard, validated
 }
@@ -115,6 +116,10 @@ func (o *mutateOptions) setFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.since, "since", "", "run only the defects whose planted site 'git diff `REV`' changed, and those a changed probe reaches:\n"+
 		"a partial run, whose gate covers only what ran")
 	o.output.setFlags(fs, "mutate", &report.Mutation{}, true)
+	o.flags.setFlags(fs)
+	// --sandbox's report has SARIF (and no page).
+	o.output.formats = append(o.output.formats, report.SARIF)
+	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, stryker, sarif (sarif with --sandbox)"
 }
 
 func (o *mutateOptions) validate(cl commandLine) error {
@@ -136,6 +141,17 @@ func (o *mutateOptions) validate(cl commandLine) error {
 	}
 	if err := o.selection.validate(); err != nil {
 		return err
+	}
+	if o.flags.sandbox != "" {
+		return o.flags.validate(o, cl)
+	}
+	for _, f := range []string{"profiles", "pairs", "max-pairs"} {
+		if cl.given[f] {
+			return fmt.Errorf("--%s goes with --sandbox NAME", f)
+		}
+	}
+	if o.f == report.SARIF {
+		return errors.New("--format sarif goes with --sandbox NAME (the planted defects' run has stryker and junit for CI)")
 	}
 	if o.replay != "" && (cl.given["suite"] || cl.given["shard"] || o.masking || o.repeat > 1 || o.noSelect || o.incremental != "" || o.since != "") {
 		return errors.New("--replay judges the earlier run as it was: no --suite, --shard, --repeat, --no-select, --masking, --incremental or --since")
@@ -162,6 +178,9 @@ func (o *mutateOptions) validateIncremental() error {
 }
 
 func mutateCmd(ctx context.Context, o *mutateOptions, stdout, stderr io.Writer) error {
+	if o.flags.runner != nil {
+		return o.flags.run(ctx, o, stdout, stderr)
+	}
 	if !mutants.Compiled {
 		return mutants.ErrNotCompiled
 	}
