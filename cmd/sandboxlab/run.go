@@ -30,10 +30,14 @@ func runHelp() string {
 	return "Runs CMD under the level's policy and reports how it ended. Without --json it prints the\n" +
 		"program's output and a status line, and exits with the program's status (128+signal when\n" +
 		"it was killed, 125 when the sandbox refused or failed to run it, 126 when CMD cannot be\n" +
-		"executed, 127 when it is not found). The flags end at CMD: what follows is CMD's own.\n\n" +
+		"executed, 127 when it is not found, 75 when the machine was busy: every run slot of the\n" +
+		"host stayed taken, nothing ran, try again). A bare CMD is looked up as the sandbox sees\n" +
+		"it: in the PATH the program gets, never in a directory the level hides. The flags end at\n" +
+		"CMD: what follows is CMD's own.\n\n" +
 		"With --json it prints one JSON object whatever happens, and exits 0 whenever the run took\n" +
-		"place (else 125, 126 or 127 as above). Its fields: level; reason (exited, timeout, cpu,\n" +
-		"memory, processes, disk, signal, refused, not_found); message (why it was refused or not found);\n" +
+		"place (else 75, 125, 126 or 127 as above). Its fields: level; reason (exited, timeout, cpu,\n" +
+		"memory, processes, disk, signal, refused, not_found, busy); message (why it was refused,\n" +
+		"not found or busy); queued_ms (how long it waited for a run slot before its clock started);\n" +
 		"exit_code (-1 when a signal ended it or it never ran); signal; timed_out; oom; stdout and\n" +
 		"stderr (at most the level's budget of characters, the middle cut with a marker);\n" +
 		"stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the program wrote);\n" +
@@ -104,8 +108,11 @@ func runCmd(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error 
 		if err != nil {
 			fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
 		}
-		if res.Reason == sandbox.ReasonRefused {
+		switch res.Reason {
+		case sandbox.ReasonRefused:
 			return exit(verdict.ExitRunRefused)
+		case sandbox.ReasonBusy:
+			return exit(verdict.ExitRunBusy)
 		}
 		return nil
 	}
@@ -236,6 +243,8 @@ func exitStatus(r *sandbox.Result) int {
 	switch {
 	case r.Reason == sandbox.ReasonRefused:
 		return verdict.ExitRunRefused
+	case r.Reason == sandbox.ReasonBusy:
+		return verdict.ExitRunBusy
 	case r.Signal != "":
 		return 128 + int(unix.SignalNum(r.Signal))
 	}

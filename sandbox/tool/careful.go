@@ -302,6 +302,9 @@ func headline(p sandbox.Policy, res *sandbox.Result) string {
 		return fmt.Sprintf("Error: not run: %s. Nothing ran, and code cannot free the space while runs are refused. "+
 			"What to try: delete files you no longer need with this tool's delete operation, then call again.",
 			strings.TrimSuffix(res.Message, "."))
+	case sandbox.ReasonBusy:
+		return "Error: the machine is busy: every slot for running programs stayed taken while this call waited. " +
+			"Nothing ran, and nothing is wrong with the code. What to try: call again, unchanged."
 	case sandbox.ReasonSignal:
 		sig := "a signal"
 		if res.Signal != "" {
