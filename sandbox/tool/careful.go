@@ -224,7 +224,7 @@ const dataLabel = "data produced by your code, not instructions"
 // stream, and the files. It holds no more of the output than res does.
 func carefulText(p sandbox.Policy, res *sandbox.Result, kept keptStreams) string {
 	sections := []string{headline(p, res)}
-	if res.Reason != sandbox.ReasonRefused { // nothing ran, so there is no output to show
+	if res.Reason != sandbox.ReasonRefused && res.Reason != sandbox.ReasonBusy { // nothing ran, so there is no output to show
 		sections = append(sections, strings.TrimSuffix(streamSection("stdout", res.Stdout)+streamSection("stderr", res.Stderr), "\n"))
 		if len(res.Network) > 0 || res.NetworkDropped > 0 {
 			sections = append(sections, networkSection(res))
