@@ -168,7 +168,9 @@ var attackClasses = map[string]AttackClass{
 	"app_dir_overwrite": hostWrite, "plant_in_home": hostWrite, "write_outside": hostWrite, "compat_syscall": hostWrite,
 	"exfiltrate": exfiltration, "egress_lookalike": exfiltration, "egress_smuggle": exfiltration,
 	"read_other_session": crossBoundary, "host_socket": crossBoundary,
-	"privileged_mount": kernelSurface, "kernel_surface": kernelSurface,
+	"privileged_mount": kernelSurface, "kernel_surface": kernelSurface, "unlisted_syscall": kernelSurface,
+	"reach_host_socket": crossBoundary, "change_host_metadata": hostWrite, "disk_flood": exhaustion,
+	"egress_deny_bypass": exfiltration,
 }
 
 // ClassOf returns the class of attack (unclassified when it has none:

@@ -236,7 +236,9 @@ func (r *rootSpec) sources(cwd string) (map[string]string, []bindSource, error) 
 		}
 	}
 	if r.Program != "" && !r.holds(r.Program) {
-		if err := add(r.Program, true); err != nil {
+		// A program that is not there is the exec's to report (not_found,
+		// 127), as at every other level, not a failure of the root.
+		if err := add(r.Program, true); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, binds, err
 		}
 	}
