@@ -63,8 +63,10 @@ var hardeningRows = []string{
 	"leave_host_state", "read_other_session", "host_socket", "steal_keyring",
 	// L6, hardened.
 	"kernel_surface", "compat_syscall", "write_outside", "memory_fanout",
+	// L6 denies by default.
+	"reach_host_socket", "change_host_metadata", "unlisted_syscall", "disk_flood",
 	// Network by allowlist, through the egress proxy.
-	"egress_lookalike", "egress_smuggle", "egress_credential_read",
+	"egress_lookalike", "egress_smuggle", "egress_credential_read", "egress_deny_bypass",
 }
 
 // rowSuite returns the suite whose row order lists id, and false when

@@ -2,10 +2,10 @@ package attacks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +17,7 @@ import (
 	"sandboxlab/attacks/backends"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/cleanup"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
@@ -30,16 +31,12 @@ import (
 // program wrote.
 const outputMax = 64 << 20
 
-// backend is a profile made ready to run: its executable found, the
-// identity it starts as, and what the probe found.
+// backend is a profile made ready to run: its column opened (the
+// executable found, the identities it starts as and runs the program as,
+// what its driver shares across runs), and what the probe found.
 type backend struct {
 	prof *backends.Profile
-	// path is the executable, looked up in PATH.
-	path string
-	// ident is the host identity it starts as; cred is how (nil: the
-	// harness's own).
-	ident sandbox.Identity
-	cred  *syscall.Credential
+	col  *backends.Column
 	// watchdog is the harness's bound on each run.
 	watchdog time.Duration
 	// hostRoot: the probe saw the program with host root privileges (or
@@ -49,68 +46,72 @@ type backend struct {
 	visible bool
 }
 
-// newBackend readies p, or says why its column is skipped.
-func newBackend(p *backends.Profile) (*backend, string) {
-	b := &backend{prof: p, watchdog: p.Limit(), ident: sandbox.HostIdentity()}
-	path, err := exec.LookPath(p.Command[0])
-	if err != nil {
-		return b, fmt.Sprintf("%s is not installed (%v)", p.Command[0], err)
-	}
-	if b.path, err = filepath.Abs(path); err != nil {
-		return b, fmt.Sprintf("%s: %v", p.Command[0], err)
-	}
-	switch {
-	case p.Starter() == backends.UserHarness:
-		b.ident = sandbox.Identity{UID: os.Geteuid(), GID: os.Getegid()}
-	case sandbox.HostRoot():
-		b.cred = &syscall.Credential{Uid: uint32(b.ident.UID), Gid: uint32(b.ident.GID), Groups: []uint32{}}
-	}
-	return b, ""
-}
-
 // readyBackend readies profile p and probes it, filling in what col
 // says of the backend. It returns nil, with the reason in col.Skipped,
-// when the column is skipped.
+// when the column is skipped; otherwise the caller closes the backend.
 func readyBackend(ctx context.Context, p *backends.Profile, col *report.Sandbox, tempDir string) (*backend, error) {
-	b, skip := newBackend(p)
+	b := &backend{prof: p, watchdog: p.Limit()}
 	col.About, col.Command, col.WatchdogMS = p.About, p.Command, b.watchdog.Milliseconds()
+	c, skip, err := backends.OpenColumn(p, backends.ColumnOptions{
+		Program: backends.Identity(sandbox.HostIdentity()), Root: sandbox.HostRoot(), TempDir: tempDir})
+	if err != nil {
+		return nil, err
+	}
 	if skip != "" {
 		col.Skipped = skip
 		return nil, nil
 	}
+	b.col = c
 	pr, err := b.probe(ctx, tempDir)
-	if err != nil {
-		return nil, err
+	if err == nil && pr.failed != "" && c.Fallback(pr.failed) {
+		pr, err = b.probe(ctx, tempDir) // the slower way (a guest under TCG)
+	}
+	col.About = strings.Join(append([]string{p.About}, c.Notes...), "; ")
+	if err != nil || pr.failed != "" {
+		col.Held, col.StartMS, col.Skipped = pr.held, pr.startMS, pr.failed
+		return nil, errors.Join(err, b.close())
 	}
 	col.Held, col.StartMS, col.HostRoot = pr.held, pr.startMS, pr.hostRoot
-	if pr.failed != "" {
-		col.Skipped = pr.failed
-		return nil, nil
-	}
 	b.hostRoot, b.visible = pr.hostRoot, pr.visible
 	return b, nil
 }
 
+// close removes what the backend's column made (a throw-away user, a
+// guest's kernel and initrd).
+func (b *backend) close() error { return b.col.Close() }
+
 // startsAsRoot reports whether the backend starts with host root
 // privileges.
-func (b *backend) startsAsRoot() bool { return b.cred == nil && sandbox.HostRoot() }
+func (b *backend) startsAsRoot() bool { return b.col.Starter.UID == 0 }
 
-// launch is one program under the backend: argv is the program's
-// command after the interpreter, dir its fixtures' cell directory.
-func (b *backend) launch(fx *fixtures, workdir, token string, args []string) backends.Launch {
-	cmd := b.prof.Expand(backends.Vars{Workdir: workdir, Python: evidence.Python, Home: fx.home})
-	argv := append([]string{b.path}, cmd[1:]...)
-	argv = append(append(argv, evidence.Python), args...)
+// start makes what one run of the program (args after the interpreter)
+// needs under the backend, in workdir with fx's fixtures, registers its
+// removal with undo (before the fixtures go), and starts it.
+func (b *backend) start(fx *fixtures, workdir, token string, args []string, undo *cleanup.Stack) (*backends.Run, error) {
+	scratch, err := os.MkdirTemp(fx.root, backendScratch)
+	if err != nil {
+		return nil, fmt.Errorf("making the run's scratch directory: %w", err)
+	}
 	// The backend's own temporary files (gVisor's runsc keeps its state
 	// in $TMPDIR) go with the cell's fixtures, so that a backend the
 	// watchdog kills leaves nothing behind.
 	env := append(slices.Clone(fx.env), "TMPDIR="+filepath.Join(fx.root, backendTmp))
-	return backends.Launch{Argv: argv, Env: env, Dir: fx.appDir, Credential: b.cred, Watchdog: b.watchdog,
-		Token: token, Program: evidence.Python, OutputMax: outputMax}
+	in, err := b.col.Prepare(backends.RunSpec{Program: append([]string{evidence.Python}, args...), Workdir: workdir, Home: fx.home,
+		Dir: fx.appDir, Env: env, Scratch: scratch, Token: token, OutputMax: outputMax})
+	if err != nil {
+		return nil, err
+	}
+	undo.AddErr(in.Close)
+	return backends.Start(in.Launch)
 }
 
-// backendTmp is the backend's temporary directory below a cell's fixtures.
-const backendTmp = "backend-tmp"
+// The backend's directories below a cell's fixtures: its temporary
+// directory, and each run's scratch (a container's root and state, a
+// guest's job directory).
+const (
+	backendTmp     = "backend-tmp"
+	backendScratch = "backend-run-"
+)
 
 // prepare makes what a run under the backend needs beyond the cell's
 // fixtures, and hands everything of the program's to the identity the
@@ -122,11 +123,12 @@ func (b *backend) prepare(fx *fixtures) error {
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return fmt.Errorf("making the backend's temporary directory: %w", err)
 	}
-	if err := os.Lchown(tmp, b.ident.UID, b.ident.GID); err != nil {
-		return fmt.Errorf("handing %s to uid %d: %w", tmp, b.ident.UID, err)
+	start := b.col.Starter
+	if err := os.Lchown(tmp, start.UID, start.GID); err != nil {
+		return fmt.Errorf("handing %s to uid %d: %w", tmp, start.UID, err)
 	}
-	from := sandbox.HostIdentity()
-	if b.ident == from {
+	from, to := sandbox.HostIdentity(), b.col.Program
+	if backends.Identity(from) == to {
 		return nil
 	}
 	return filepath.WalkDir(fx.root, func(p string, d fs.DirEntry, err error) error {
@@ -138,8 +140,8 @@ func (b *backend) prepare(fx *fixtures) error {
 			return err
 		}
 		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) == from.UID {
-			if err := os.Lchown(p, b.ident.UID, b.ident.GID); err != nil {
-				return fmt.Errorf("handing %s to uid %d: %w", p, b.ident.UID, err)
+			if err := os.Lchown(p, to.UID, to.GID); err != nil {
+				return fmt.Errorf("handing %s to uid %d: %w", p, to.UID, err)
 			}
 		}
 		return nil
@@ -170,10 +172,16 @@ const probeStay = "0.3"
 // program has host root privileges (with euid 0 in the harness's user
 // namespace; where the host cannot see it, whether the backend starts as
 // root), and once exiting at once, for the cost of a start. A backend
-// that does not return the nonce on either run is not used.
+// that does not return the nonce on either run is not used. A virtual
+// machine's program is out of the host's sight and never has host
+// privileges: only the second run, a boot, is made.
 func (b *backend) probe(ctx context.Context, tempDir string) (probeResult, error) {
 	var pr probeResult
-	for _, stay := range []string{probeStay, "0"} {
+	stays := []string{probeStay, "0"}
+	if b.col.Guest {
+		stays = stays[1:]
+	}
+	for _, stay := range stays {
 		fx, err := makeFixtures(tempDir)
 		if err != nil {
 			return pr, err
@@ -204,18 +212,23 @@ func (b *backend) probe(ctx context.Context, tempDir string) (probeResult, error
 // nonce came back, whether the host saw the program, and whether it had
 // host root privileges.
 func (b *backend) probeOnce(ctx context.Context, fx *fixtures, stay string) (out *backends.Outcome, ran, seen, root bool, err error) {
+	var undo cleanup.Stack
+	defer func() {
+		if cerr := undo.Clean(); err == nil && cerr != nil {
+			out, err = nil, fmt.Errorf("probing: %w", cerr)
+		}
+	}()
 	if err := b.prepare(fx); err != nil {
 		return nil, false, false, false, err
 	}
 	token := procfs.Tag()
 	nonce := "probe-" + randomHex(8)
-	l := b.launch(fx, fx.appDir, token, []string{"-c", probeSource, token, nonce, stay})
-	r, err := backends.Start(l)
+	r, err := b.start(fx, fx.appDir, token, []string{"-c", probeSource, token, nonce, stay}, &undo)
 	if err != nil {
 		return nil, false, false, false, fmt.Errorf("probing: %w", err)
 	}
 	var sawRoot atomic.Bool
-	stop := watchProgram(r.PID(), token, observeLimit, func(pid int) bool {
+	stop := watchProgram(r.PID(), token, b.col.Detached, observeLimit, func(pid int) bool {
 		st, err := evidence.ReadStatus(pid)
 		if err != nil {
 			return false
@@ -286,6 +299,8 @@ func (b *backend) cell(ctx context.Context, a *spec, column, tempDir string) (re
 		if a.elsewhere.rootRisk != "" {
 			c.Evidence += ": " + a.elsewhere.rootRisk
 		}
+	case b.col.Guest && guestNA(a, b.col.GuestLimits) != "":
+		c.Evidence = "not run: " + guestNA(a, b.col.GuestLimits)
 	default:
 		var err error
 		onOwnThread(func() { c, err = b.runCell(ctx, a, column, tempDir) })
@@ -346,7 +361,7 @@ func (e *env) runOn(ctx context.Context, b *backend, s *spec, a attack) (verdict
 	if measures {
 		m.beforeRun(e)
 	}
-	r, err := backends.Start(b.launch(e.fx, e.session.Dir(), e.token, args))
+	r, err := b.start(e.fx, e.session.Dir(), e.token, args, &e.undo)
 	if err != nil {
 		if measures {
 			m.afterRun(e)
@@ -358,7 +373,7 @@ func (e *env) runOn(ctx context.Context, b *backend, s *spec, a attack) (verdict
 	if b.visible {
 		spin = observeLimit
 	}
-	stopObserver := watchProgram(r.PID(), e.token, spin, func(pid int) bool {
+	stopObserver := watchProgram(r.PID(), e.token, b.col.Detached, spin, func(pid int) bool {
 		e.readProcess(pid)
 		if e.iso.seen {
 			e.readProgram(pid)
@@ -467,6 +482,19 @@ func (b *backend) shape(s *spec, a attack, e *env, v verdict, run backendRun) (r
 	if run.startErr != nil {
 		return report.NotApplicable, "", "not judged: the sandbox could not be started: " + run.startErr.Error()
 	}
+	g := run.out.Guest
+	if ev, ok := guestRunaway(s, run.out, run.started); ok {
+		return report.Escaped, "", ev + guestNote(g, false)
+	}
+	state, mechanism, ev := b.shapeCell(s, a, e, v, run)
+	if g != nil {
+		ev += guestNote(g, state == report.Stopped && !e.iso.seen)
+	}
+	return state, mechanism, ev
+}
+
+// shapeCell is shape for what every backend has in common.
+func (b *backend) shapeCell(s *spec, a attack, e *env, v verdict, run backendRun) (report.CellState, string, string) {
 	o := run.out
 	stoppedAfter := ""
 	if o.StoppedBy == backends.StopWatchdog {
@@ -501,7 +529,10 @@ func (b *backend) shape(s *spec, a attack, e *env, v verdict, run backendRun) (r
 		mechanism, ev = "", ev+"; it ended: "+rest
 	}
 	if !e.iso.seen {
-		mechanism, ev = "", ev+unseenNote
+		mechanism = ""
+		if o.Guest == nil {
+			ev += unseenNote // a guest's cell says why in its own words
+		}
 	}
 	if stoppedAfter != "" {
 		ev += "; " + stoppedAfter

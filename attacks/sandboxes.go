@@ -2,6 +2,7 @@ package attacks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -115,9 +116,11 @@ func RunSandboxes(ctx context.Context, opts SandboxOptions) (*report.Sandboxes, 
 	return rep, nil
 }
 
-// runColumn runs every attack of list under one sandbox.
-func runColumn(ctx context.Context, sb backends.Sandbox, name string, list []*spec, opts SandboxOptions) (report.Sandbox, []report.SandboxCell, error) {
-	col := report.Sandbox{Name: name, Spec: sb.Spec}
+// runColumn runs every attack of list under one sandbox. A backend's
+// column is closed at its end, whatever happened (a throw-away user, a
+// guest's kernel and initrd are removed).
+func runColumn(ctx context.Context, sb backends.Sandbox, name string, list []*spec, opts SandboxOptions) (col report.Sandbox, cells []report.SandboxCell, err error) {
+	col = report.Sandbox{Name: name, Spec: sb.Spec}
 	cell := func(a *spec) (report.SandboxCell, error) { return ownCell(ctx, a, sb.Level, name, opts.TempDir) }
 	if sb.Profile == nil {
 		col.About = fmt.Sprintf("sandboxlab's own level L%d, as the level matrix runs it", sb.Level)
@@ -126,9 +129,13 @@ func runColumn(ctx context.Context, sb backends.Sandbox, name string, list []*sp
 		if err != nil || b == nil {
 			return col, nil, err
 		}
+		defer func() {
+			if cerr := b.close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("closing the column: %w", cerr))
+			}
+		}()
 		cell = func(a *spec) (report.SandboxCell, error) { return b.cell(ctx, a, name, opts.TempDir) }
 	}
-	var cells []report.SandboxCell
 	for _, a := range list {
 		if err := ctx.Err(); err != nil {
 			return col, nil, err

@@ -19,12 +19,18 @@ var hardening = []*Check{
 	landlockFS,
 	hardProcessCap,
 	realMemoryLimit,
+	// L6 denies by default.
+	hostSocketAbsent,
+	noHostMetadata,
+	unlistedSyscalls,
+	diskCappedInRun,
 	// Network by allowlist, through the egress proxy.
 	egressAllowed,
 	egressUnlistedRefused,
 	egressDenyWins,
 	egressDirectFails,
 	egressCredential,
+	egressDenyAddress,
 }
 
 // inSuite gives each check of list the suite s.

@@ -7,6 +7,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/procfs"
 )
 
 var timeoutKillsTree = &Check{
@@ -43,7 +44,9 @@ while True:
 `
 
 // treeSurvivors runs treeProgram into the wall clock under p and returns
-// how many of its processes are still alive TreeGrace later.
+// how many of its processes are still alive TreeGrace later, or, when p
+// has a hard CPU limit, once every survivor has had that much CPU time
+// (at most a minute more).
 func treeSurvivors(t *T, p sandbox.Policy) int {
 	t.Helper()
 	tok := t.tagged()
@@ -52,13 +55,37 @@ func treeSurvivors(t *T, p sandbox.Policy) int {
 	// Not poll.WaitOn: the layer-hiding experiment wants the count of
 	// survivors, not a failure.
 	deadline := time.Now().Add(TreeGrace)
+	hard := p.Limits.CPUHard
 	for {
-		left := alive(tok)
-		if left == 0 || time.Now().After(deadline) {
-			return left
+		procs := procfs.WithArg(tok)
+		if len(procs) == 0 {
+			return 0
+		}
+		if time.Now().After(deadline) && !owedCPU(procs, hard, deadline) {
+			return len(procs)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// cpuWaitCap bounds how long the count waits past TreeGrace for a CPU
+// limit to have had its chance.
+const cpuWaitCap = time.Minute
+
+// owedCPU reports whether a survivor has yet to use the hard CPU limit's
+// time (hard > 0), within cpuWaitCap past the deadline: on a busy machine
+// a busy loop gets a fraction of a core, and counting it before the limit
+// could reach it would measure the machine, not the layer.
+func owedCPU(procs []procfs.Proc, hard time.Duration, deadline time.Time) bool {
+	if hard <= 0 || time.Now().After(deadline.Add(cpuWaitCap)) {
+		return false
+	}
+	for _, p := range procs {
+		if p.Alive() && p.CPU < hard {
+			return true
+		}
+	}
+	return false
 }
 
 // TreeSurvivors runs the tree-kill check's measurement under p outside

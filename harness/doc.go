@@ -4,8 +4,12 @@
 // defect switched on, and diffs what failed against predictions.yaml into
 // a report.Mutation with each suite's share, its gate and exit code. It
 // also re-judges an earlier run's facts against edited predictions
-// (Rejudge), merges the reports of shards (Merge), and confines each
-// worker to a control group so that nothing it forked outlives it.
+// (Rejudge), merges the reports of shards (Merge), reuses an earlier
+// run's verdicts whose inputs are unchanged (Runner.Previous, keyed on
+// ComputeInputs' digests of the sources built into the binary and the
+// host's Fingerprint), runs only what a diff touches (Runner.Since), and
+// confines each worker to a control group so that nothing it forked
+// outlives it.
 //
 // The worker is this package too (WorkerCommand): the binary that runs
 // the harness is started again as a reexec helper that runs one probe of

@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -26,41 +27,22 @@ func Merge(shards []*report.Mutation, failOn verdict.FailOn) (*report.Mutation, 
 	if first.Run == nil {
 		return nil, errors.New("shard 1: the report says nothing of how it was run (made before sharding?)")
 	}
-	var n int
-	if _, err := fmt.Sscanf(first.Run.Shard, "%d/%d", new(int), &n); err != nil {
-		return nil, fmt.Errorf("the first report is not a shard (run with --shard K/N): %q", first.Run.Shard)
-	}
-	seen := map[int]bool{}
+	specs := make([]string, len(shards))
 	for i, s := range shards {
 		if s.Run == nil {
 			return nil, fmt.Errorf("report %d says nothing of how it was run", i+1)
 		}
-		sh, err := ParseShard(s.Run.Shard)
-		if err != nil {
-			return nil, fmt.Errorf("report %d is not a shard: %v", i+1, err)
-		}
-		switch {
-		case sh.N != n:
-			return nil, fmt.Errorf("report %d is shard %s, of another split than %d", i+1, sh, n)
-		case seen[sh.K]:
-			return nil, fmt.Errorf("shard %s is given twice", sh)
-		}
-		seen[sh.K] = true
+		specs[i] = s.Run.Shard
+	}
+	if err := shardSet(specs); err != nil {
+		return nil, err
+	}
+	for _, s := range shards[1:] {
 		if err := sameRun(first, s); err != nil {
-			return nil, fmt.Errorf("shard %s and shard %s: %w", first.Run.Shard, sh, err)
+			return nil, fmt.Errorf("shard %s and shard %s: %w", first.Run.Shard, s.Run.Shard, err)
 		}
 	}
-	if len(seen) != n {
-		var missing []string
-		for k := 1; k <= n; k++ {
-			if !seen[k] {
-				missing = append(missing, fmt.Sprintf("%d/%d", k, n))
-			}
-		}
-		return nil, fmt.Errorf("missing shards: %s", strings.Join(missing, ", "))
-	}
-	run := *first.Run
-	run.Shard, run.ProbeRuns, run.ProbeRunsUnselected = "", 0, 0
+	run := mergedRun(shards)
 	m := &report.Mutation{Identity: first.Identity, Baseline: first.Baseline, Jobs: first.Jobs, Run: &run, Defects: []report.Defect{}}
 	for _, s := range first.Suites {
 		m.Suites = append(m.Suites, report.SuiteResult{Suite: s.Suite, BaselineOK: s.BaselineOK, Problems: s.Problems})
@@ -88,6 +70,67 @@ func Merge(shards []*report.Mutation, failOn verdict.FailOn) (*report.Mutation, 
 	return m, nil
 }
 
+// shardSet checks that specs (each report's --shard) are the shards
+// K/N of one split, K = 1 to N, each once.
+func shardSet(specs []string) error {
+	var n int
+	if _, err := fmt.Sscanf(specs[0], "%d/%d", new(int), &n); err != nil {
+		return fmt.Errorf("the first report is not a shard (run with --shard K/N): %q", specs[0])
+	}
+	seen := map[int]bool{}
+	for i, spec := range specs {
+		sh, err := ParseShard(spec)
+		if err != nil {
+			return fmt.Errorf("report %d is not a shard: %v", i+1, err)
+		}
+		switch {
+		case sh.N != n:
+			return fmt.Errorf("report %d is shard %s, of another split than %d", i+1, sh, n)
+		case seen[sh.K]:
+			return fmt.Errorf("shard %s is given twice", sh)
+		}
+		seen[sh.K] = true
+	}
+	if len(seen) != n {
+		var missing []string
+		for k := 1; k <= n; k++ {
+			if !seen[k] {
+				missing = append(missing, fmt.Sprintf("%d/%d", k, n))
+			}
+		}
+		return fmt.Errorf("missing shards: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// mergedRun is how the shards' run was made: the first shard's account,
+// its probe runs counted again from the shards' below, and what the
+// shards reused added up.
+func mergedRun(shards []*report.Mutation) report.RunInfo {
+	first := shards[0]
+	run := *first.Run
+	run.Shard, run.ProbeRuns, run.ProbeRunsUnselected = "", 0, 0
+	// Shards measured on other hosts, or by binaries of other sources,
+	// cannot vouch as one for what a later run would reuse.
+	for _, s := range shards[1:] {
+		if !reflect.DeepEqual(s.Run.Inputs, first.Run.Inputs) {
+			run.Inputs = nil
+		}
+	}
+	if first.Run.Reused != nil {
+		reused := *first.Run.Reused
+		reused.ProbeRuns, reused.Defects, reused.Rejudged = 0, 0, nil
+		for _, s := range shards {
+			reused.ProbeRuns += s.Run.Reused.ProbeRuns
+			reused.Defects += s.Run.Reused.Defects
+			reused.Rejudged = append(reused.Rejudged, s.Run.Reused.Rejudged...)
+		}
+		slices.SortStableFunc(reused.Rejudged, func(a, b string) int { return defectIndex(a) - defectIndex(b) })
+		run.Reused = &reused
+	}
+	return run
+}
+
 // sameRun reports how two shards' runs differ, if they do.
 func sameRun(a, b *report.Mutation) error {
 	ra, rb := a.Run, b.Run
@@ -100,6 +143,10 @@ func sameRun(a, b *report.Mutation) error {
 		return fmt.Errorf("other suites (%s, %s)", verdict.SuiteList(ra.Suites), verdict.SuiteList(rb.Suites))
 	case ra.Selection != rb.Selection || ra.Repeat != rb.Repeat:
 		return errors.New("other settings (selection or repeat)")
+	case !reflect.DeepEqual(ra.Partial, rb.Partial):
+		return errors.New("other diffs (--since)")
+	case (ra.Reused == nil) != (rb.Reused == nil) || (ra.Reused != nil && ra.Reused.From != rb.Reused.From):
+		return errors.New("one reused another run's verdicts than the other (--incremental)")
 	case a.Baseline.OK != b.Baseline.OK:
 		return errors.New("one baseline is broken, the other not")
 	}

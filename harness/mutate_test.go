@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"gotest.tools/v3/assert"
@@ -184,6 +187,85 @@ func TestMutateMaskingRediscoversTheCourse(t *testing.T) {
 	// Exactly the one: any other layer of L1 taken away from the plain
 	// check leaves the CPU limit to kill the spinning children in time.
 	assert.Check(t, is.DeepEqual(m.Masking, []report.Mask{{Defect: "kill_leader_only", Probe: "timeout_kills_tree", Plain: true, Layer: "cpu_limit"}}))
+}
+
+// TestMutateIncremental: on a handful of course defects, with the real
+// workers, mutate --incremental reuses what it may and gives the verdicts
+// of the full run: after a change of a report template nothing runs;
+// after a change of one check's file that check runs again, on the
+// baseline and with each defect whose site it reaches, and nothing else.
+// The changes are made to a copy of the sources built into this binary
+// (what the digests are taken of), not to the checkout: the verdicts of
+// the edited tree are the full run's because the edits change no
+// behaviour, and the test is of what reruns. TestIncrementalIsSound
+// shows on canned workers that edits that do change behaviour are seen,
+// and the library's and the kernel's cases, which rerun everything.
+func TestMutateIncremental(t *testing.T) {
+	skip.If(t, testing.Short(), "a mutation run of a subset and two incremental runs (about 30 s): run without -short, as make test does")
+	only := strings.Split("fail_open,exit_code_lost,traversal_ok,no_sweep,quota_ignored", ",")
+	env := HostFingerprint()
+	run := func(edits map[string]string, prev *report.Mutation) *report.Mutation {
+		in, err := ComputeInputs(sourcesWith(t, edits), env, Registered())
+		assert.NilError(t, err)
+		return roundTrip(t, mutate(t, func(r *Runner) {
+			r.Suites, r.Only, r.Inputs, r.Previous = []verdict.Suite{verdict.Course}, only, in, prev
+		}))
+	}
+	start := time.Now()
+	full := run(nil, nil)
+	t.Logf("full run of the subset: %v, %d + %d probe runs", time.Since(start).Round(time.Second), full.Run.BaselineProbeRuns, full.Run.ProbeRuns)
+	assert.Assert(t, is.Equal(ExitCode(full), verdict.ExitOK), "per defect:\n%s", unexpectedLines(full))
+
+	start = time.Now()
+	same := run(map[string]string{"report/templates/page.html.tmpl": "<!-- edited -->\n"}, full)
+	t.Logf("after a template's change: %v", time.Since(start).Round(time.Millisecond))
+	assert.Check(t, is.Equal(same.Run.BaselineProbeRuns+same.Run.ProbeRuns, 0), "nothing runs")
+	assert.Check(t, is.Equal(same.Run.Reused.Defects, len(only)))
+	assert.Check(t, is.Equal(same.Run.Reused.From, full.Run.ID))
+	sameVerdicts(t, same, full)
+
+	const check = "exit_status"
+	var reaching []string
+	for _, d := range full.Defects {
+		if slices.Contains(d.Reached, check) {
+			reaching = append(reaching, d.ID)
+		}
+	}
+	assert.Assert(t, len(reaching) > 0, "no defect of the subset reaches %s", check)
+	start = time.Now()
+	edited := run(map[string]string{"checks/" + check + ".go": "\n// edited\n"}, full)
+	t.Logf("after a change of checks/%s.go: %v", check, time.Since(start).Round(time.Millisecond))
+	assert.Check(t, is.Equal(edited.Run.BaselineProbeRuns, 1))
+	assert.Check(t, is.Equal(edited.Run.ProbeRuns, len(reaching)), "one probe run for each of %v", reaching)
+	for _, d := range edited.Defects {
+		ran := d.Reuse == nil || len(d.Reuse.Probes) < len(d.Reached)
+		assert.Check(t, is.Equal(ran, slices.Contains(reaching, d.ID)), d.ID)
+	}
+	sameVerdicts(t, edited, full)
+}
+
+// sourcesWith is a copy of the sources built into the binary, with the
+// text of edits appended to (or making) the files they name.
+func sourcesWith(t *testing.T, edits map[string]string) fstest.MapFS {
+	t.Helper()
+	out := fstest.MapFS{}
+	err := fs.WalkDir(sandboxlab.Sources, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(sandboxlab.Sources, p)
+		out[p] = &fstest.MapFile{Data: b}
+		return err
+	})
+	assert.NilError(t, err)
+	for p, text := range edits {
+		var b []byte
+		if f, ok := out[p]; ok {
+			b = slices.Clone(f.Data)
+		}
+		out[p] = &fstest.MapFile{Data: append(b, text...)}
+	}
+	return out
 }
 
 // mutate runs the harness as 'sandboxlab mutate' does with no flags (the

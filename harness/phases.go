@@ -35,8 +35,13 @@ type baseRun struct {
 	// away on purpose (see ProbeResult).
 	layers, tookAway map[string][]string
 	flaky            []report.Flake
-	runs             int
-	coverage         []report.ProbeCoverage
+	// runs counts the probe runs made, reused those taken from an
+	// earlier run; results is each probe's result (the first repeat's).
+	runs, reused int
+	coverage     []report.ProbeCoverage
+	results      map[string]*ProbeResult
+	// kept holds the probes whose result was taken from an earlier run.
+	kept map[string]bool
 }
 
 // reaches reports whether probe reached defect's site in the baseline.
@@ -60,16 +65,30 @@ func (r *Runner) idle(probe string) bool { return r.Idle != nil && r.Idle(probe)
 func (r *Runner) repeats() int { return max(1, r.Repeat) }
 
 // runBaseline runs every probe on the correct sandbox, recording the
-// sites each reaches, Repeat times.
-func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog *progressor) (*baseRun, error) {
+// sites each reaches, Repeat times; a probe ru may reuse is taken from
+// the earlier run instead.
+func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog *progressor, ru *reuse) (*baseRun, error) {
 	b := &baseRun{reached: map[string]map[string]bool{}, weight: map[string]float64{}, wall: map[string]time.Duration{},
-		layers: map[string][]string{}, tookAway: map[string][]string{}}
+		layers: map[string][]string{}, tookAway: map[string][]string{}, results: map[string]*ProbeResult{}, kept: map[string]bool{}}
 	n := r.repeats()
-	prog.update(func(p *Progress) { p.Phase, p.ProbesDone, p.ProbesTotal = PhaseBaseline, 0, len(probes)*n })
 	runs := make([][]probeRun, len(probes))
-	var wg sync.WaitGroup
 	for i, p := range probes {
 		runs[i] = make([]probeRun, n)
+		if res, cov, ok := ru.baseline(p); ok {
+			b.kept[p.ID] = true
+			for k := range n {
+				runs[i][k] = probeRun{result: res, reused: true,
+					wall: time.Duration(cov.WallMS) * time.Millisecond, cpu: time.Duration(cov.CPUMS) * time.Millisecond}
+			}
+		}
+	}
+	b.reused = len(b.kept) * n
+	prog.update(func(p *Progress) { p.Phase, p.ProbesDone, p.ProbesTotal = PhaseBaseline, 0, len(probes)*n-b.reused })
+	var wg sync.WaitGroup
+	for i, p := range probes {
+		if b.kept[p.ID] {
+			continue
+		}
 		for k := range n {
 			// Nothing is known yet of what a probe costs: each counts as
 			// most of a core, three at once on two cores, as busy as the
@@ -94,14 +113,26 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 		}
 	}
 	wg.Wait()
-	b.runs = len(probes) * n
-	ran := map[string]*ProbeResult{}
+	b.runs = len(probes)*n - b.reused
+	if err := r.collectBaseline(b, probes, runs); err != nil {
+		return b, err
+	}
+	b.work.result = r.assemble("", probes, b.results, nil)
+	return b, nil
+}
+
+// collectBaseline records in b what each probe's runs measured: the
+// sites it reached, its weight and cost, its result and its flakes; the
+// error is the first run's that failed.
+func (r *Runner) collectBaseline(b *baseRun, probes []Probe, runs [][]probeRun) error {
 	var errs []error
 	for i, p := range probes {
 		reached := map[string]bool{}
 		var cpu, wall time.Duration
 		for _, pr := range runs[i] {
-			b.work.ms += pr.wall.Milliseconds()
+			if !pr.reused {
+				b.work.ms += pr.wall.Milliseconds()
+			}
 			b.work.hung = b.work.hung || pr.hung
 			if pr.err != nil {
 				errs = append(errs, pr.err)
@@ -128,7 +159,7 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 		}
 		b.coverage = append(b.coverage, row)
 		if len(errs) == 0 {
-			ran[p.ID] = runs[i][0].result
+			b.results[p.ID] = runs[i][0].result
 			b.layers[p.ID], b.tookAway[p.ID] = runs[i][0].result.Layers, runs[i][0].result.TookAway
 			if f, ok := flake("", p.ID, runs[i]); ok {
 				b.flaky = append(b.flaky, f)
@@ -136,10 +167,9 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 		}
 	}
 	if len(errs) > 0 {
-		return b, errs[0]
+		return errs[0]
 	}
-	b.work.result = r.assemble("", probes, ran, nil)
-	return b, nil
+	return nil
 }
 
 // flake returns the flake of probe under defect when the verdicts of its
@@ -165,7 +195,10 @@ type defectRun struct {
 	reached  []string // those that reach its site
 	selected []Probe  // those it runs
 	runs     map[string][]probeRun
-	left     int // tasks not finished
+	// reused holds the selected probes whose results with the defect on
+	// were taken from an earlier run: they do not run.
+	reused map[string]*ProbeResult
+	left   int // tasks not finished
 	// untestable says why this host cannot test the defect ("": it can);
 	// such a defect runs nothing.
 	untestable string
@@ -181,32 +214,13 @@ type task struct {
 // runDefects runs the selected probes of each defect, all defects' tasks
 // sharing the pool, longest first (so that the run does not end waiting
 // on one slow probe), and returns the judged defects in registry order.
-func (r *Runner) runDefects(ctx context.Context, pl *pool, list []mutants.Defect, probes []Probe, base *baseRun, m *report.Mutation, prog *progressor) []report.Defect {
+func (r *Runner) runDefects(ctx context.Context, pl *pool, list []mutants.Defect, probes []Probe, base *baseRun, m *report.Mutation, prog *progressor, ru *reuse) []report.Defect {
 	n := r.repeats()
 	drs := make([]*defectRun, len(list))
 	var tasks []task
 	for i, d := range list {
-		dr := &defectRun{d: d, runs: map[string][]probeRun{}, untestable: evidence.Lacks(d.Needs())}
-		for _, p := range probes {
-			if dr.untestable != "" {
-				break
-			}
-			if p.Suite != d.Suite.OrCourse() {
-				continue
-			}
-			dr.suite = append(dr.suite, p)
-			if base.reaches(p.ID, d.ID) {
-				dr.reached = append(dr.reached, p.ID)
-			}
-			if r.NoSelect || base.reaches(p.ID, d.ID) {
-				dr.selected = append(dr.selected, p)
-				dr.runs[p.ID] = make([]probeRun, n)
-				for k := range n {
-					tasks = append(tasks, task{dr: dr, probe: p, k: k})
-				}
-			}
-		}
-		dr.left = len(dr.selected) * n
+		dr, more := r.planDefect(d, probes, base, ru)
+		tasks = append(tasks, more...)
 		m.Run.ProbeRuns += dr.left
 		m.Run.ProbeRunsUnselected += len(dr.suite) * n
 		drs[i] = dr
@@ -265,6 +279,42 @@ func (r *Runner) runDefects(ctx context.Context, pl *pool, list []mutants.Defect
 	return out
 }
 
+// planDefect returns defect d's run and its tasks: the probes of its
+// suite that reach its site (all of them with NoSelect), but those whose
+// results with it on ru may reuse; nothing for a defect this host cannot
+// test.
+func (r *Runner) planDefect(d mutants.Defect, probes []Probe, base *baseRun, ru *reuse) (*defectRun, []task) {
+	n := r.repeats()
+	dr := &defectRun{d: d, runs: map[string][]probeRun{}, reused: map[string]*ProbeResult{}, untestable: evidence.Lacks(d.Needs())}
+	var tasks []task
+	for _, p := range probes {
+		if dr.untestable != "" {
+			break
+		}
+		if p.Suite != d.Suite.OrCourse() {
+			continue
+		}
+		dr.suite = append(dr.suite, p)
+		if base.reaches(p.ID, d.ID) {
+			dr.reached = append(dr.reached, p.ID)
+		}
+		if !r.NoSelect && !base.reaches(p.ID, d.ID) {
+			continue
+		}
+		dr.selected = append(dr.selected, p)
+		if res, ok := ru.defectProbe(d, p, base.results[p.ID], base.kept[p.ID]); ok {
+			dr.reused[p.ID] = res
+			continue
+		}
+		dr.runs[p.ID] = make([]probeRun, n)
+		for k := range n {
+			tasks = append(tasks, task{dr: dr, probe: p, k: k})
+		}
+	}
+	dr.left = len(tasks)
+	return dr, tasks
+}
+
 // judgeDefect judges one defect from its probes' runs: a probe that hung
 // makes the defect hung, one that failed an error; otherwise its results
 // (the first repeat's), with the baseline's for the probes it did not
@@ -278,6 +328,10 @@ func (r *Runner) judgeDefect(dr *defectRun, base *baseRun) report.Defect {
 	ran := map[string]*ProbeResult{}
 	var flaky []report.Flake
 	for _, p := range dr.selected {
+		if res, ok := dr.reused[p.ID]; ok {
+			ran[p.ID] = res
+			continue
+		}
 		runs := dr.runs[p.ID]
 		for _, pr := range runs {
 			w.ms += pr.wall.Milliseconds()
@@ -302,8 +356,16 @@ func (r *Runner) judgeDefect(dr *defectRun, base *baseRun) report.Defect {
 	out := r.judge(dr.d, w, err, base.work.result)
 	out.Reached = slices.Clone(dr.reached)
 	out.NotReached = len(dr.reached) == 0
-	out.Probes = len(dr.selected) * r.repeats()
+	out.Probes = (len(dr.selected) - len(dr.reused)) * r.repeats()
 	out.Flaky = flaky
+	if len(dr.reused) > 0 && r.Previous != nil {
+		out.Reuse = &report.DefectReuse{From: r.Previous.Run.ID, Probes: []string{}, Rejudged: predictionChanged(r.Previous, out)}
+		for _, p := range dr.selected {
+			if _, ok := dr.reused[p.ID]; ok {
+				out.Reuse.Probes = append(out.Reuse.Probes, p.ID)
+			}
+		}
+	}
 	return out
 }
 

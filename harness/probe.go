@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"time"
@@ -119,15 +120,52 @@ type probeRun struct {
 	hung   bool
 	wall   time.Duration
 	cpu    time.Duration // of the worker and everything it waited for
+	// reused is set for a result taken from an earlier run (its wall and
+	// CPU time are that run's): nothing ran.
+	reused bool
 }
 
-// runTask runs one task in a worker. Everything the worker leaves behind
-// is cleaned up: its processes, whatever they forked (found by their
-// tags and by a control group when one can be made), and its temporary
-// directory.
+// runTask runs one task in a worker (runWorker) and reads its verdict.
 func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
+	w := runWorker(ctx, r.Timeout, t.Probe, func(ctx context.Context) *exec.Cmd { return r.Worker(ctx, t) })
+	out := probeRun{err: w.err, hung: w.hung, wall: w.wall, cpu: w.cpu}
+	if w.err != nil {
+		return out
+	}
+	var res ProbeResult
+	if err := json.Unmarshal(w.stdout, &res); err != nil || (res.Check == nil) == (res.Cell == nil) {
+		if w.waitErr != nil {
+			out.err = fmt.Errorf("worker for %s failed (%v): %s", t.Probe, w.waitErr, w.stderr)
+		} else {
+			out.err = fmt.Errorf("worker for %s printed no verdict (%v): %s", t.Probe, err, w.stderr)
+		}
+		return out
+	}
+	out.result = &res
+	return out
+}
+
+// workerRun is what one worker process gave: its standard output, the
+// last line of its standard error and how it ended, or why it gave
+// nothing (err: it could not start, it ran past its time, the run was
+// interrupted), and what it cost.
+type workerRun struct {
+	stdout    []byte
+	stderr    string
+	waitErr   error
+	err       error
+	hung      bool
+	wall, cpu time.Duration
+}
+
+// runWorker runs the worker command makes for what (a probe, a mutant's
+// column), bounded by timeout. Everything the worker leaves behind is
+// cleaned up: its processes, whatever they forked (found by their tags
+// and by a control group when one can be made), and its temporary
+// directory.
+func runWorker(ctx context.Context, timeout time.Duration, what string, command func(ctx context.Context) *exec.Cmd) workerRun {
 	start := time.Now()
-	out := probeRun{}
+	out := workerRun{}
 	sweepStaleTemp()
 	tmp, err := os.MkdirTemp("", tmpPrefix+owner+"-")
 	if err != nil {
@@ -140,9 +178,9 @@ func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 		out.err = err
 		return out
 	}
-	wctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := r.Worker(wctx, t)
+	cmd := command(wctx)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	cmd.Dir = tmp
 	var stdout, stderr bytes.Buffer
@@ -159,7 +197,7 @@ func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 	}
 	jail := newJail(cmd.Process.Pid)
 	jail.add(cmd.Process.Pid)
-	waitErr := cmd.Wait()
+	out.waitErr = cmd.Wait()
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	procfs.KillWithArgPrefix(procfs.TagPrefix(cmd.Process.Pid), 10*time.Second)
 	jail.close()
@@ -167,26 +205,14 @@ func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 	if st := cmd.ProcessState; st != nil {
 		out.cpu = st.UserTime() + st.SystemTime()
 	}
-	if errors.Is(wctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case errors.Is(wctx.Err(), context.DeadlineExceeded):
 		out.hung = true
-		out.err = fmt.Errorf("%w: %s gave no verdict within %v", errHung, t.Probe, r.Timeout)
-		return out
-	}
-	if ctx.Err() != nil {
+		out.err = fmt.Errorf("%w: %s gave no verdict within %v", errHung, what, timeout)
+	case ctx.Err() != nil:
 		out.err = ctx.Err()
-		return out
 	}
-	var res ProbeResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || (res.Check == nil) == (res.Cell == nil) {
-		msg := lastLine(strings.TrimSpace(stderr.String()))
-		if waitErr != nil {
-			out.err = fmt.Errorf("worker for %s failed (%v): %s", t.Probe, waitErr, msg)
-		} else {
-			out.err = fmt.Errorf("worker for %s printed no verdict (%v): %s", t.Probe, err, msg)
-		}
-		return out
-	}
-	out.result = &res
+	out.stdout, out.stderr = stdout.Bytes(), lastLine(strings.TrimSpace(stderr.String()))
 	return out
 }
 

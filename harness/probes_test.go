@@ -127,11 +127,13 @@ func TestShardsMerge(t *testing.T) {
 	assert.Check(t, is.ErrorContains(err, "not a shard"))
 }
 
-// untimed is m with every time zeroed, for comparing runs.
+// untimed is m with every time zeroed (and the run's id, made of its
+// start), for comparing runs.
 func untimed(m *report.Mutation) *report.Mutation {
 	c := *m
 	c.MS, c.Baseline.MS = 0, 0
 	run := *c.Run
+	run.ID, run.Started = "", ""
 	run.Coverage = slices.Clone(run.Coverage)
 	for i := range run.Coverage {
 		run.Coverage[i].WallMS, run.Coverage[i].CPUMS = 0, 0

@@ -111,6 +111,17 @@ type Runner struct {
 	// Build identifies the binary that runs the probes (for merging
 	// shards); PredictionsDigest the predictions file.
 	Build, PredictionsDigest string
+	// Inputs digests what the probes' verdicts depend on (ComputeInputs);
+	// the report records them, so that a later run can reuse its
+	// verdicts. Nil: none recorded.
+	Inputs *report.Inputs
+	// Previous, if set, is an earlier run's report whose verdicts are
+	// reused where every input they depend on is unchanged (mutate
+	// --incremental; see reuse): only the rest runs.
+	Previous *report.Mutation
+	// Since, if set, runs only the defects a diff touches (mutate
+	// --since): a partial run, whose gate covers only what ran.
+	Since *Since
 }
 
 // Shard is the K-th of N stable slices of the defects (1 <= K <= N).
@@ -160,6 +171,10 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 	list = mine
 	m := &report.Mutation{Identity: r.Identity, Jobs: r.Jobs, Defects: []report.Defect{}}
 	probes := r.Predictions.u.probes(suites)
+	var ru *reuse
+	if r.Previous != nil {
+		ru = r.planReuse(r.Previous, probes)
+	}
 	cores := r.Cores
 	if cores <= 0 {
 		cores = float64(runtime.NumCPU())
@@ -170,13 +185,14 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 	go pl.watchNeighbours(watch)
 	prog := &progressor{fn: r.Progress, start: start}
 
-	base, baseErr := r.runBaseline(ctx, pl, probes, prog)
+	base, baseErr := r.runBaseline(ctx, pl, probes, prog, ru)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	m.Baseline, m.Suites = r.judgeBaseline(suites, list, base.work, baseErr)
 	m.Run = &report.RunInfo{Selection: !r.NoSelect, Repeat: max(1, r.Repeat), Shard: r.Shard.String(),
-		Suites: suites, Build: r.Build, Predictions: r.PredictionsDigest, BaselineProbeRuns: base.runs, Coverage: base.coverage}
+		Suites: suites, Build: r.Build, Predictions: r.PredictionsDigest, BaselineProbeRuns: base.runs, Coverage: base.coverage,
+		ID: newRunID(start), Started: start.UTC().Format(time.RFC3339), Inputs: r.Inputs}
 	m.Flaky = append(m.Flaky, base.flaky...)
 	var run []mutants.Defect
 	for _, d := range list {
@@ -184,8 +200,11 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 			run = append(run, d)
 		}
 	}
+	if r.Since != nil {
+		run, m.Run.Partial = r.Since.filter(list, run, probes, base)
+	}
 	if len(run) > 0 {
-		m.Defects = r.runDefects(ctx, pl, run, probes, base, m, prog)
+		m.Defects = r.runDefects(ctx, pl, run, probes, base, m, prog, ru)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -195,6 +214,9 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 				return nil, ctx.Err()
 			}
 		}
+	}
+	if ru != nil {
+		m.Run.Reused = ru.summary(m, base.reused)
 	}
 	finish(m, r.FailOn)
 	m.MS = time.Since(start).Milliseconds()
@@ -271,7 +293,7 @@ func Rejudge(prev *report.Mutation, preds *Predictions, failOn verdict.FailOn) (
 			f.err, f.hung = errors.New(pd.Error), pd.Outcome == verdict.Hung
 		}
 		out := judgeFacts(preds, d, f)
-		out.Reached, out.NotReached, out.Probes, out.Flaky = pd.Reached, pd.NotReached, pd.Probes, pd.Flaky
+		out.Reached, out.NotReached, out.Probes, out.Flaky, out.Reuse = pd.Reached, pd.NotReached, pd.Probes, pd.Flaky, pd.Reuse
 		m.Defects = append(m.Defects, out)
 		m.Flaky = append(m.Flaky, pd.Flaky...)
 	}

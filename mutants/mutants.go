@@ -56,9 +56,13 @@ const (
 	NoSeccomp             ID = "no_seccomp"
 	SeccompArchUnchecked  ID = "seccomp_arch_unchecked"
 	SeccompCloneUnchecked ID = "seccomp_clone_unchecked"
+	SeccompDefaultAllow   ID = "seccomp_default_allow"
 	LandlockWideWrite     ID = "landlock_wide_write"
 	PidsMonitorOnly       ID = "pids_monitor_only"
 	OOMFromText           ID = "oom_from_text"
+	NoAllowlistRoot       ID = "no_allowlist_root"
+	RootExposesVar        ID = "root_exposes_var"
+	SessionStoreUnbounded ID = "session_store_unbounded"
 
 	// Beyond the course: network by allowlist, through the egress proxy.
 	EgressSuffixMatch          ID = "egress_suffix_match"
@@ -69,6 +73,7 @@ const (
 	EgressDecideOnce           ID = "egress_decide_once"
 	EgressLandlockClosed       ID = "egress_landlock_closed"
 	EgressHostNetwork          ID = "egress_host_network"
+	EgressDenyByName           ID = "egress_deny_by_name"
 )
 
 // Defect describes one planted defect.
@@ -99,9 +104,13 @@ var hardening = []Defect{
 	{NoSeccomp, "the system-call filter is built but never installed", "sandbox/init.go", verdict.Hardening},
 	{SeccompArchUnchecked, "the filter does not check the architecture, so the 32-bit entry point reaches calls it denies", "sandbox/seccomp/build.go", verdict.Hardening},
 	{SeccompCloneUnchecked, "the filter lets clone through whatever its flags, new namespaces included", "sandbox/seccomp/build.go", verdict.Hardening},
+	{SeccompDefaultAllow, "the filter allows every call its lists do not name, as the denylist it replaced did: only the refused calls and the argument rules still apply", "sandbox/seccomp/build.go", verdict.Hardening},
 	{LandlockWideWrite, "Landlock grants write beneath / instead of the session and its private directories", "sandbox/hardened.go", verdict.Hardening},
 	{PidsMonitorOnly, "the run's control group has no pids.max: the process cap is the polling monitor only", "sandbox/hardened.go", verdict.Hardening},
 	{OOMFromText, "the OOM flag and the memory stop come from the error text, not the kernel's count of OOM kills", "sandbox/run.go", verdict.Hardening},
+	{NoAllowlistRoot, "L6 builds no root of its own: the program sees the host's tree as at L5, its chosen paths hidden and scratch directories private", "sandbox/rootfs.go", verdict.Hardening},
+	{RootExposesVar, "the allowlist root exposes /var as well, read-only, as for programs that read /var/lib: the host's sockets and files there are in reach", "sandbox/rootfs.go", verdict.Hardening},
+	{SessionStoreUnbounded, "the session's filesystem is mounted without its size and inode limits: a run can write past the quota", "sandbox/disk.go", verdict.Hardening},
 	{EgressSuffixMatch, "the egress proxy matches a rule's name as a string suffix, so evilexample.com passes for *.example.com", "sandbox/egress/rules.go", verdict.Hardening},
 	{EgressPortIgnored, "the egress proxy ignores a rule's port: an allowed host is reachable on every port", "sandbox/egress/rules.go", verdict.Hardening},
 	{EgressDenyIgnored, "the egress proxy never reads the deny list", "sandbox/egress/rules.go", verdict.Hardening},
@@ -110,6 +119,7 @@ var hardening = []Defect{
 	{EgressDecideOnce, "the egress proxy decides a keep-alive connection at its first request and lets the later ones through", "sandbox/egress/proxy.go", verdict.Hardening},
 	{EgressLandlockClosed, "at L6 Landlock's TCP rule leaves the proxy's port out, so an allowed destination cannot be reached at all", "sandbox/run.go", verdict.Hardening},
 	{EgressHostNetwork, "with an allowlist the run keeps the host's network and the proxy listens on the host's loopback: the program is trusted to use HTTP_PROXY", "sandbox/run.go", verdict.Hardening},
+	{EgressDenyByName, "the egress proxy reads deny rules against the name asked for only: an allowed name that resolves to a denied address reaches it", "sandbox/egress/proxy.go", verdict.Hardening},
 }
 
 // needs maps a defect to what of the host's kernel it needs to show

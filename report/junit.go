@@ -299,6 +299,7 @@ func (m *Mutation) JUnit() *TestSuites {
 		}
 		props := append(m.Identity.properties(),
 			Property{"fail_on", string(m.FailOn)}, Property{"gate", string(pt.res.Gate)}, Property{"jobs", strconv.Itoa(m.Jobs)})
+		props = append(props, m.Run.properties()...)
 		ms := m.MS
 		if len(parts) > 1 {
 			ms = -1

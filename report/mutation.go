@@ -66,6 +66,73 @@ type RunInfo struct {
 	// Coverage is the baseline's reached-sites table: every probe, the
 	// defects whose planted sites it reaches, and what it cost.
 	Coverage []ProbeCoverage `json:"coverage,omitempty"`
+	// ID names the run (its start, UTC, and a random suffix), and Started
+	// is its start (RFC 3339): a later run that reuses its verdicts says
+	// which run they came from.
+	ID      string `json:"id,omitempty"`
+	Started string `json:"started,omitempty"`
+	// Inputs are digests of everything the run's measurements depend on
+	// (nil: not recorded, and nothing can be reused from this report).
+	Inputs *Inputs `json:"inputs,omitempty"`
+	// Reused says what the run took from an earlier run's report instead
+	// of running it (mutate --incremental).
+	Reused *Reused `json:"reused,omitempty"`
+	// Partial is set when the run ran only the defects a diff touches
+	// (mutate --since): its summary and gate cover only those.
+	Partial *Partial `json:"partial,omitempty"`
+}
+
+// Inputs are digests of what a run's measurements depend on: a probe's
+// verdict, on the correct sandbox or with a defect on, is what its worker
+// saw, and that depends on the shared inputs, its own files and the
+// environment. Judging (the predictions, the runner, the renderers) is
+// done again by every run, so it is no input.
+type Inputs struct {
+	// Shared maps each group of sources every probe (or every check, or
+	// every attack) runs to its digest: "library" (the sandbox library),
+	// "machinery" (the gate, the worker and the model the facts are kept
+	// in), "checks" and "attacks" (the files a package's probes share).
+	Shared map[string]string `json:"shared"`
+	// Probes maps each check's and each attack's id to the digest of what
+	// it runs beyond the library: its own files (an attack's program
+	// among them) and its package's shared files.
+	Probes map[string]string `json:"probes"`
+	// Environment is the host's and the build's fingerprint, field by
+	// field: kernel release, Landlock ABI, cgroup layout, uid, the
+	// interpreter's version, the toolchain and the modules linked.
+	Environment map[string]string `json:"environment"`
+}
+
+// Reused says what a run took from an earlier run's report.
+type Reused struct {
+	// From is the earlier run's id, and FromStarted its start.
+	From        string `json:"from"`
+	FromStarted string `json:"from_started,omitempty"`
+	// Changed says what changed since that run, as the inputs tell it: a
+	// shared group, an environment field, or a probe's files. When a
+	// shared group or the environment changed, nothing was reused.
+	Changed []string `json:"changed"`
+	// BaselineProbeRuns counts the baseline's probe runs taken from the
+	// earlier run, ProbeRuns the defects'.
+	BaselineProbeRuns int `json:"baseline_probe_runs"`
+	ProbeRuns         int `json:"probe_runs"`
+	// Defects counts the defects that ran no probe at all, every verdict
+	// of theirs reused; Rejudged lists those whose prediction changed
+	// since, judged again on the reused facts (as mutate --replay does).
+	Defects  int      `json:"defects"`
+	Rejudged []string `json:"rejudged,omitempty"`
+}
+
+// Partial says what a diff-scoped run (mutate --since) ran.
+type Partial struct {
+	// Since is the revision the diff was taken from.
+	Since string `json:"since"`
+	// Sites are the defects whose planted site's function the diff
+	// changed; Probes the checks and attacks whose files it changed.
+	Sites  []string `json:"sites"`
+	Probes []string `json:"probes"`
+	// Of counts the defects the run would have had without --since.
+	Of int `json:"of"`
 }
 
 // ProbeCoverage is one probe's row of the reached-sites table.
@@ -181,6 +248,21 @@ type Defect struct {
 	// (a check that failed or passed against the prediction, a cell that
 	// escaped or was stopped against it): why CI failed, without a rerun.
 	Seen []Seen `json:"seen,omitempty"`
+	// Reuse says which of its probes' verdicts came from an earlier run
+	// (mutate --incremental); nil when every one was measured in this run.
+	Reuse *DefectReuse `json:"reuse,omitempty"`
+}
+
+// DefectReuse is what of one defect's run came from an earlier run.
+type DefectReuse struct {
+	// From is the id of the run whose report was read.
+	From string `json:"from"`
+	// Probes are the probes whose verdicts with the defect on were
+	// reused; the defect's other probes ran.
+	Probes []string `json:"probes"`
+	// Rejudged is true when its prediction changed since that run: the
+	// reused facts were judged against the new one.
+	Rejudged bool `json:"rejudged,omitempty"`
 }
 
 // Seen is one probe's verdict and evidence under a defect.
@@ -385,4 +467,24 @@ func tally(defects []Defect) Summary {
 		}
 	}
 	return s
+}
+
+// properties are what the JUnit report says of how the run was made: the
+// revision a partial run's diff was taken from, and the run whose verdicts
+// it reused.
+func (r *RunInfo) properties() []Property {
+	var out []Property
+	if r == nil {
+		return out
+	}
+	if r.Partial != nil {
+		out = append(out, Property{"partial_since", r.Partial.Since})
+	}
+	if r.Reused != nil {
+		out = append(out, Property{"reused_from", r.Reused.From})
+	}
+	if r.ID != "" {
+		out = append(out, Property{"run_id", r.ID})
+	}
+	return out
 }

@@ -227,6 +227,8 @@ func (m *Mutation) runLines(p *printer) {
 	if r.Shard != "" {
 		p.printf("This is shard %s of the defects ('sandboxlab mutate merge' combines the shards).\n", r.Shard)
 	}
+	partialLines(p, r.Partial, len(m.Defects))
+	reusedLines(p, r.Reused, r, m.Defects)
 	if len(m.Flaky) > 0 {
 		p.printf("\n")
 		p.subheading("Flaky probes")
@@ -252,6 +254,52 @@ func (m *Mutation) runLines(p *printer) {
 	}
 }
 
+// partialLines say what a diff-scoped run ran, and that its summary and
+// gate cover only that.
+func partialLines(p *printer, pt *Partial, ran int) {
+	if pt == nil {
+		return
+	}
+	p.printf("PARTIAL RUN (--since %s): %d of %d defects ran: those whose planted site's declaration the diff changed (%s) and those a probe whose files changed reaches (changed probes: %s). The summary and the gate cover only these.\n",
+		pt.Since, ran, pt.Of, list(pt.Sites), list(pt.Probes))
+}
+
+// reusedLines say what the run took from an earlier run, from which run,
+// and what changed since.
+func reusedLines(p *printer, ru *Reused, r *RunInfo, defects []Defect) {
+	if ru == nil {
+		return
+	}
+	from := "run " + ru.From
+	if ru.FromStarted != "" {
+		from += " (started " + ru.FromStarted + ")"
+	}
+	changed := "nothing it depends on"
+	if len(ru.Changed) > 0 {
+		changed = strings.Join(ru.Changed, "; ")
+	}
+	if ru.BaselineProbeRuns == 0 && ru.ProbeRuns == 0 {
+		p.printf("Nothing reused from %s; changed since: %s.\n", from, changed)
+		return
+	}
+	var again []string
+	for _, d := range defects {
+		if d.Probes > 0 {
+			again = append(again, d.ID)
+		}
+	}
+	line := fmt.Sprintf("Reused from %s: %d of the baseline's %d probe runs and %d of the defects' %d; %d defects ran no probe, every verdict of theirs reused",
+		from, ru.BaselineProbeRuns, ru.BaselineProbeRuns+r.BaselineProbeRuns, ru.ProbeRuns, ru.ProbeRuns+r.ProbeRuns, ru.Defects)
+	if len(ru.Rejudged) > 0 {
+		line += fmt.Sprintf(" (judged again against their edited predictions: %s)", strings.Join(ru.Rejudged, ", "))
+	}
+	ranAgain := "none"
+	if len(again) > 0 {
+		ranAgain = strings.Join(again, ", ")
+	}
+	p.printf("%s. Ran again: %s. Changed since: %s.\n", line, ranAgain, changed)
+}
+
 // GateSentence says whether the gate holds, for every suite of the run,
 // and why not: the lead sentence of every rendering.
 func (m *Mutation) GateSentence() string {
@@ -261,6 +309,21 @@ func (m *Mutation) GateSentence() string {
 // gateSentence says whether the gate holds, for every suite of the run,
 // and why not.
 func gateSentence(m *Mutation, parts []mutationPart) string {
+	s := wholeGateSentence(m, parts)
+	if m.Run == nil || m.Run.Partial == nil {
+		return s
+	}
+	only := fmt.Sprintf(" for this partial run only (--since %s: %d of %d defects ran)", m.Run.Partial.Since, len(m.Defects), m.Run.Partial.Of)
+	for _, lead := range []string{"The gate holds", "The gate fails"} {
+		if rest, ok := strings.CutPrefix(s, lead); ok {
+			return lead + only + rest
+		}
+	}
+	return s
+}
+
+// wholeGateSentence is gateSentence as the run's defects give it.
+func wholeGateSentence(m *Mutation, parts []mutationPart) string {
 	var ids []string
 	for _, d := range m.Defects {
 		if len(d.Unexpected) > 0 {

@@ -17,11 +17,14 @@ const (
 	// which StrykerJS, Stryker.NET, Stryker4s, PIT, Infection and Mull
 	// also write, and which dashboards and the component read.
 	Stryker Format = "stryker"
+	// SARIF is SARIF 2.1.0, for GitHub code scanning: the escapes under
+	// a sandbox's profile and its survived flags, at the profile's lines.
+	SARIF Format = "sarif"
 )
 
 // ExtraFormats lists the formats some reports have beyond Formats, in
 // the order --out writes them.
-var ExtraFormats = []Format{HTML, Stryker}
+var ExtraFormats = []Format{HTML, Stryker, SARIF}
 
 // Options says how to render what the model alone does not say: the
 // terminal's width, and for Stryker's JSON the sources of the planted
@@ -54,6 +57,16 @@ type htmlReport interface {
 	page(o Options) (*page, error)
 }
 
+// strykerReport is a report that renders as Stryker's JSON.
+type strykerReport interface {
+	Stryker(o Options) *StrykerReport
+}
+
+// sarifReport is a report that renders as SARIF.
+type sarifReport interface {
+	SARIF(o Options) *SARIFLog
+}
+
 // FormatsOf lists the formats r can be written in: Formats, then those
 // of ExtraFormats it has.
 func FormatsOf(r Report) []Format {
@@ -61,8 +74,11 @@ func FormatsOf(r Report) []Format {
 	if _, ok := r.(htmlReport); ok {
 		out = append(out, HTML)
 	}
-	if _, ok := r.(*Mutation); ok {
+	if _, ok := r.(strykerReport); ok {
 		out = append(out, Stryker)
+	}
+	if _, ok := r.(sarifReport); ok {
+		out = append(out, SARIF)
 	}
 	return out
 }
@@ -94,11 +110,17 @@ func writeExtra(w io.Writer, f Format, r Report, o Options) error {
 		}
 		return pg.write(w)
 	case Stryker:
-		m, ok := r.(*Mutation)
+		m, ok := r.(strykerReport)
 		if !ok {
 			return fmt.Errorf("only a mutation report has the %s format", f)
 		}
 		return writeStryker(w, m.Stryker(o))
+	case SARIF:
+		m, ok := r.(sarifReport)
+		if !ok {
+			return fmt.Errorf("this report has no %s format", f)
+		}
+		return writeSARIF(w, m.SARIF(o))
 	}
 	return fmt.Errorf("unknown format %q", f)
 }

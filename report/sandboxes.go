@@ -47,6 +47,9 @@ type Sandbox struct {
 	StartMS int64 `json:"start_ms,omitempty"`
 	// MS is how long the column took.
 	MS int64 `json:"ms"`
+	// Source is where the profile is written, when known (its text left
+	// out): SARIF locates the column's escapes there.
+	Source *ProfileSource `json:"source,omitempty"`
 }
 
 // SandboxCell is one attack under one sandbox. It carries what a grid of
@@ -87,6 +90,8 @@ type Sandboxes struct {
 	Sandboxes []Sandbox `json:"sandboxes"`
 	// Cells are the verdicts; a skipped column has none.
 	Cells []SandboxCell `json:"cells"`
+	// Escapes says, for each attack, what its escape is (SARIF's rules).
+	Escapes map[string]string `json:"escapes,omitempty"`
 }
 
 // Cell returns the cell of attack under sandbox, if there is one.

@@ -307,8 +307,18 @@ func list(dir string, max int) ([]FileInfo, bool, error) {
 	var files []FileInfo
 	more := false
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+		if err != nil && p == dir {
 			return err
+		}
+		if err != nil {
+			// What the program made unlistable (a tree past PATH_MAX, a
+			// directory of mode 000) is left out and the list says it is
+			// incomplete; removal and the quota walk it all the same.
+			more = true
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if p == dir {
 			return nil

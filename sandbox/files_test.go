@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -263,4 +264,26 @@ func TestResumeOnlySessionDirectories(t *testing.T) {
 	assert.Check(t, err != nil)
 	_, err = NewSession(Options{Policy: MustPreset(2), Dir: strings.TrimPrefix(s.Dir(), "/")})
 	assert.Check(t, err != nil, "relative directories are refused")
+}
+
+// TestListPastPathMax: a tree deeper than PATH_MAX lists what can be
+// listed, says the list is incomplete, and is no error.
+func TestListPastPathMax(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	assert.NilError(t, err)
+	name := strings.Repeat("d", 200)
+	for range 30 { // 30 × 201 bytes: past PATH_MAX (4096)
+		assert.NilError(t, unix.Mkdirat(fd, name, 0o755))
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		unix.Close(fd)
+		assert.NilError(t, err)
+		fd = next
+	}
+	unix.Close(fd)
+	files, more, err := list(dir, maxListAll)
+	assert.NilError(t, err)
+	assert.Check(t, more, "the list does not say it is incomplete")
+	assert.Check(t, len(files) > 0 && len(files) < 30, "listed %d", len(files))
+	assert.NilError(t, removeTree(dir))
 }

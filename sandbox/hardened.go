@@ -15,8 +15,9 @@ import (
 )
 
 // What Landlock lets an L6 program reach: it reads and executes beneath
-// the system's directories, and reads and writes a few devices besides
-// its session and private directories.
+// the system's directories (with an allowlist root, the exposed paths),
+// and reads and writes a few devices besides its session and private
+// directories.
 var (
 	landlockSystem  = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/dev"}
 	landlockDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
@@ -32,7 +33,12 @@ func landlockRules(p Policy, c Command, dir string) landlock.Rules {
 		// tool it runs complains about a path it cannot write.
 		rw = append(rw, "/")
 	}
-	return landlock.Rules{ReadExec: append(slices.Clone(landlockSystem), c.Path), ReadWrite: rw}
+	system := landlockSystem
+	if len(p.Filesystem.Expose) > 0 {
+		// The program's root holds nothing else of the system.
+		system = append(expandPaths(p.Filesystem.Expose), "/dev", "/proc")
+	}
+	return landlock.Rules{ReadExec: append(slices.Clone(system), c.Path), ReadWrite: rw}
 }
 
 // cgroupTasksFD is the first of the descriptors on which a cgroup v1 init

@@ -50,6 +50,9 @@ type initConfig struct {
 	// Filesystem.Private).
 	Private []string
 	Session string
+	// Root is the allowlist root to build and pivot into (see
+	// Filesystem.Expose); nil: the host's tree, as L5 shows it.
+	Root *rootSpec
 	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
 	FreshKeyring bool
 	// CgroupTasks is how many tasks files of the run's control group (one
@@ -168,6 +171,7 @@ var setupSteps = []struct {
 	{StepMountProc, mountProc},
 	{StepHide, hidePaths},
 	{StepPrivateDirs, coverPrivateDirs},
+	{StepRoot, enterRoot},
 	{StepKeyring, freshKeyring},
 	{StepCapabilities, dropCapabilities},
 	{StepNoNewPrivs, setNoNewPrivs},

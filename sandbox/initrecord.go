@@ -99,6 +99,7 @@ const (
 	StepMountProc                         // mounting /proc
 	StepHide                              // hiding a path
 	StepPrivateDirs                       // covering the scratch directories
+	StepRoot                              // building the allowlist root and pivoting into it
 	StepKeyring                           // joining a fresh session keyring
 	StepCapabilities                      // dropping capabilities
 	StepNoNewPrivs                        // setting no_new_privs
@@ -112,7 +113,7 @@ const (
 )
 
 var stepNames = [stepEnd]string{"", "starting the init", "opening the egress relay", "making mounts private",
-	"mounting /proc", "hiding a path", "covering the private directories", "joining a fresh keyring",
+	"mounting /proc", "hiding a path", "covering the private directories", "building the program's root", "joining a fresh keyring",
 	"dropping capabilities", "setting no_new_privs", "restricting with Landlock", "installing the system-call filter",
 	"joining the control group", "passing the environment", "setting resource limits", "executing the program"}
 

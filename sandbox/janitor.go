@@ -109,7 +109,7 @@ func CollectGarbage(root string) ([]string, error) {
 		if err != nil || !gone {
 			continue // not ours to judge, or alive
 		}
-		if err := removeAll(dir); err != nil {
+		if err := removeTree(dir); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 		os.Exit(noMemoryControllerHelper(os.Args[len(os.Args)-1]))
 	case "pid-reuse":
 		os.Exit(pidReuseHelper())
+	case "hold-slot":
+		os.Exit(holdSlotHelper())
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper %q\n", os.Getenv(helperEnv))
 		os.Exit(2)

@@ -195,6 +195,20 @@ type Filesystem struct {
 	// that sibling sessions stay out of sight wherever Options.Root is.
 	// Directories that do not exist are skipped.
 	Private []string
+	// Expose, when set (L6: DefaultExposed), gives the program a root of
+	// its own instead of the host's tree with paths hidden: a fresh,
+	// read-only tmpfs that holds these host paths bound read-only (a
+	// symbolic link is made again as a link), a /dev with the usual
+	// character devices, a fresh /proc, the session's directory at its
+	// path and the Private directories. Nothing else of the host exists
+	// there: its other directories, files and sockets are absent, not
+	// covered, and so are their modes, times and attributes. The init
+	// pivots into it. An entry may be a pattern (filepath.Match: "*",
+	// "?", "[...]"), expanded on the host at each run. Paths the host
+	// lacks are skipped; Hide still covers what lies below an exposed
+	// path. The program and its working directory are bound in too when
+	// nothing exposed holds them.
+	Expose []string
 	// OwnIPC gives the program an IPC namespace (System V shared memory,
 	// message queues and semaphores, POSIX message queues) and a UTS
 	// namespace (host name) of its own: nothing it makes there outlives the
@@ -238,6 +252,16 @@ type Hardened struct {
 	// Cgroup is a control group of the run's own, made before the program
 	// starts and removed after it.
 	Cgroup Cgroup
+	// SessionInodes, when set (L6: DefaultSessionInodes), caps the disk
+	// inside every run, by the kernel: the session's directory is a
+	// filesystem of its own, made with the session, of the session's
+	// quota in bytes and this many files, directories and links, so that
+	// a write past either fails (ENOSPC) in the run that tries it, and a
+	// run that failed so ends with ReasonDisk. It needs the caller to be
+	// host root (the filesystem is mounted on the host); otherwise, and
+	// for a session made without one, the run is refused
+	// (ErrUnavailable). Zero keeps only the quota's check before each run.
+	SessionInodes int
 }
 
 // Cgroup is the control group of a run. A zero field sets no such limit;
@@ -303,8 +327,9 @@ func Preset(n int) (Policy, error) {
 	}
 	if n >= 6 {
 		p.Processes.Reaper = true
+		p.Filesystem.Expose = DefaultExposed()
 		p.Hardened = Hardened{NoNewPrivs: true, SyscallFilter: true, Landlock: true, LandlockABI: 1,
-			Cgroup: Cgroup{Memory: 256 << 20, Pids: 16, CPUWeight: 100}}
+			Cgroup: Cgroup{Memory: 256 << 20, Pids: 16, CPUWeight: 100}, SessionInodes: DefaultSessionInodes}
 		// The limit is on real memory now: a runtime that reserves a large
 		// address space but touches little (Go, Java, numpy) can start.
 		p.Limits.AddressSpace = 0
@@ -353,7 +378,7 @@ func (p Policy) TimeLimit() time.Duration {
 func (p Policy) userNS() bool {
 	f := p.Filesystem
 	h := p.Hardened
-	return p.Processes.Namespace || p.Network.Isolate || len(f.Hide) > 0 || len(f.Private) > 0 ||
+	return p.Processes.Namespace || p.Network.Isolate || len(f.Hide) > 0 || len(f.Private) > 0 || len(f.Expose) > 0 ||
 		f.OwnIPC || f.FreshKeyring || f.DropCapabilities || h.SyscallFilter || h.Landlock
 }
 

@@ -33,6 +33,10 @@ const (
 	// ReasonSignal: killed by a signal for any other reason (also when the
 	// caller cancelled the run).
 	ReasonSignal Reason = "signal"
+	// ReasonBusy: not started, because every run slot of the host stayed
+	// held for the queue's bound: the machine is busy, nothing ran, and
+	// the same run may be tried again.
+	ReasonBusy Reason = "busy"
 )
 
 // What carried out a stop the sandbox decided (Result.StoppedBy).
@@ -101,6 +105,9 @@ type Result struct {
 	// Wall is the time from start to end; CPU is the user plus system time
 	// of the program and the children it waited for.
 	Wall, CPU time.Duration
+	// Queued is how long the run waited for a slot of the host's before
+	// anything was set up and its clock started (see DefaultMaxRunning).
+	Queued time.Duration
 	// Files lists the session directory after the run (at most MaxListed).
 	Files []FileInfo
 	// FilesTruncated says there were more files than listed.
@@ -172,6 +179,7 @@ type resultJSON struct {
 	PidsPeak        int        `json:"pids_peak,omitempty"`
 	ForksRefused    int        `json:"forks_refused,omitempty"`
 	LandlockABI     int        `json:"landlock_abi,omitempty"`
+	QueuedMS        int64      `json:"queued_ms"`
 	// Network is present, even empty, whenever the run had the proxy.
 	Network        *[]egress.Request `json:"network,omitempty"`
 	NetworkDropped int               `json:"network_dropped,omitempty"`
@@ -202,6 +210,6 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		WallMS: r.Wall.Milliseconds(), CPUMS: r.CPU.Milliseconds(),
 		Files: files, FilesTruncated: r.FilesTruncated,
 		MemoryPeak: r.MemoryPeak, PidsPeak: r.PidsPeak, ForksRefused: r.ForksRefused, LandlockABI: r.LandlockABI,
-		Network: network, NetworkDropped: r.NetworkDropped,
+		Network: network, NetworkDropped: r.NetworkDropped, QueuedMS: r.Queued.Milliseconds(),
 	})
 }

@@ -64,7 +64,11 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	release, err := takeSlot(ctx)
+	release, queued, err := takeSlot(ctx, queueWait(p))
+	if errors.Is(err, errBusy) {
+		return &Result{Level: p.Level, Reason: ReasonBusy, ExitCode: -1, Queued: queued,
+			Message: "the machine is busy: " + err.Error() + "; nothing ran, try again"}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("waiting to run %s: %w", c.Path, err)
 	}
@@ -83,6 +87,9 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	if rg != nil {
 		cu.Add(rg.discard)
 	}
+	if err := checkSessionStore(p, dir); err != nil {
+		return nil, err
+	}
 	eg, err := newEgress(p)
 	if err != nil {
 		return nil, err
@@ -98,6 +105,10 @@ func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) 
 	o := supervise(ctx, p, cmd, ps, rg, rs)
 	o.network, o.networkDropped = eg.finish() // the program is gone: so is its way out
 	res, err := newResult(p, c, o)
+	if res != nil {
+		res.Queued = queued
+	}
+	markDisk(p, dir, res)
 	if err == nil && o.stoppedBy == ReasonSignal {
 		return res, ctx.Err() // the caller cancelled the run
 	}
@@ -525,6 +536,7 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	if len(l.cfg.Private) > 0 {
 		l.cfg.Session = dir
 	}
+	l.addRoot(p, c, dir)
 	l.cfg.FreshKeyring = p.Filesystem.FreshKeyring
 	l.cfg.DropCaps = p.Filesystem.DropCapabilities
 	if p.Hardened.Landlock {

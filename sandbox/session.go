@@ -9,7 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
 )
@@ -90,22 +91,46 @@ func NewSession(opts Options) (*Session, error) {
 const sessionPrefix = "sandboxlab-session-"
 
 // checkResumed makes sure dir is a session directory, so that Close never
-// removes anything else.
+// removes anything else: an absolute path, named like a session, a
+// directory and not a link, owned by the program's identity. Its mode is
+// not checked but put back to 0700: the program owns its directory and
+// may have changed it, which must not lock the session out.
 func (s *Session) checkResumed(dir string) error {
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("resuming session: %w", err)
-	}
-	sys, _ := st.Sys().(*syscall.Stat_t)
 	switch {
 	case !filepath.IsAbs(dir):
 		return fmt.Errorf("resuming session %s: want an absolute path", dir)
 	case !strings.HasPrefix(filepath.Base(dir), sessionPrefix):
 		return fmt.Errorf("resuming session %s: not a session directory (its name starts with %s)", dir, sessionPrefix)
-	case !st.IsDir() || st.Mode().Perm() != 0o700:
-		return fmt.Errorf("resuming session %s: want a directory with mode 0700, found %v", dir, st.Mode())
-	case sys == nil || int(sys.Uid) != s.id.UID:
-		return fmt.Errorf("resuming session %s: not owned by uid %d", dir, s.id.UID)
+	}
+	if err := repairDir(dir, s.id.UID); err != nil {
+		return fmt.Errorf("resuming session %s: %w", dir, err)
+	}
+	return nil
+}
+
+// repairDir gives the session directory dir its mode 0700 back, once it
+// has checked, on the one handle it changes, that dir is a directory (not
+// a link) owned by uid.
+func repairDir(dir string, uid int) error {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &fs.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return fmt.Errorf("want a directory, found a %s", typeName(st.Mode))
+	case int(st.Uid) != uid:
+		return fmt.Errorf("not owned by uid %d", uid)
+	case st.Mode&0o7777 == 0o700:
+		return nil
+	}
+	if err := chmodFD(fd, 0o700); err != nil {
+		return fmt.Errorf("giving it back mode 0700 (it has %#o): %w", st.Mode&0o7777, err)
 	}
 	return nil
 }
@@ -121,6 +146,11 @@ func (s *Session) makeDir() (string, error) {
 		return "", fmt.Errorf("handing session directory %s to uid %d: %w", dir, s.id.UID, err)
 	}
 	if err := writeOwner(dir, s.keep); err != nil {
+		os.Remove(dir)
+		return "", err
+	}
+	if err := s.mountStore(dir); err != nil {
+		os.Remove(dir + ownerSuffix)
 		os.Remove(dir)
 		return "", err
 	}
@@ -158,6 +188,9 @@ func (s *Session) Run(ctx context.Context, cmd Command) (*Result, error) {
 		return nil, ErrClosed
 	}
 	s.runs++
+	if err := repairDir(s.dir, s.id.UID); err != nil {
+		return nil, fmt.Errorf("session directory %s: %w", s.dir, err)
+	}
 	if mutants.On(mutants.FreshDirPerRun) {
 		dir, err := s.makeDir()
 		if err != nil {
@@ -193,23 +226,125 @@ func (s *Session) overQuota() string {
 	return ""
 }
 
-// diskUsage adds up the blocks of everything below dir, without following links.
+// diskUsage adds up the blocks of dir and everything below it, without
+// following links or crossing mount points, a file with several links
+// once. Depth does not defeat it (see dirStack). A directory the
+// program's identity owns but cannot read (as an ordinary user) is read
+// for a moment and given its mode back, so that a mode cannot hide what
+// is inside from the quota.
 func diskUsage(dir string) (int64, error) {
-	var used int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+	if isSessionStore(dir) {
+		// The session's own filesystem (L6) counts its blocks itself.
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err != nil {
+			return 0, fmt.Errorf("measuring %s: %w", dir, err)
+		}
+		return int64(st.Blocks-st.Bfree) * st.Bsize, nil
+	}
+	base, err := unix.Open(filepath.Dir(dir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("opening %s: %w", filepath.Dir(dir), err)
+	}
+	defer unix.Close(base)
+	s := newDirStack(base, dir)
+	top, err := openChild(base, filepath.Base(dir), 0o500)
+	if err != nil {
+		return 0, fmt.Errorf("opening %s: %w", dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(top.fd, &st); err != nil {
+		return 0, fmt.Errorf("measuring %s: %w", dir, err)
+	}
+	s.push(top)
+	m := &measure{s: s, used: st.Blocks * 512, seen: map[[2]uint64]bool{}}
+	err = m.walk()
+	if uerr := m.unwind(); err == nil {
+		err = uerr
+	}
+	return m.used, err
+}
+
+// measure is one diskUsage walk.
+type measure struct {
+	s    *dirStack
+	used int64
+	seen map[[2]uint64]bool // files with several links, counted once
+}
+
+// walk adds up everything below the top, leaving each directory with its
+// mode as found.
+func (m *measure) walk() error {
+	for len(m.s.frames) > 0 {
+		f := m.s.last()
+		e, ok, err := m.s.next(f)
 		if err != nil {
 			return err
 		}
-		info, err := d.Info()
-		if err != nil {
+		if !ok {
+			if len(m.s.frames) == 1 {
+				return nil // unwind gives the top its mode back
+			}
+			if err := m.up(); err != nil {
+				return err
+			}
+			continue
+		}
+		var st unix.Stat_t
+		err = unix.Fstatat(f.fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW|unix.AT_NO_AUTOMOUNT)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			continue
+		case err != nil:
+			return fmt.Errorf("%s: %w", m.s.path(len(m.s.frames)-1, e.name), err)
+		}
+		if st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			if m.seen[[2]uint64{st.Dev, st.Ino}] {
+				continue
+			}
+			m.seen[[2]uint64{st.Dev, st.Ino}] = true
+		}
+		m.used += st.Blocks * 512
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		child, err := openChild(f.fd, e.name, 0o500)
+		switch {
+		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP):
+		case err != nil:
+			return fmt.Errorf("%s: %w", m.s.path(len(m.s.frames)-1, e.name), err)
+		default:
+			f.pending = nil // read on from e when back: bounded memory at any depth
+			m.s.push(child)
+		}
+	}
+	return nil
+}
+
+// up leaves the deepest directory, giving it back the mode it had.
+func (m *measure) up() error {
+	if _, err := m.s.parentFD(); err != nil {
+		return err
+	}
+	f := m.s.last()
+	if f.granted {
+		if err := unix.Fchmod(f.fd, f.mode); err != nil {
+			return fmt.Errorf("giving %s its mode back: %w", m.s.path(len(m.s.frames)-1, ""), err)
+		}
+	}
+	m.s.drop()
+	return nil
+}
+
+// unwind leaves every directory still on the way down (all of them after
+// an error) with its mode as found.
+func (m *measure) unwind() error {
+	defer m.s.closeAll()
+	for len(m.s.frames) > 0 {
+		if err := m.up(); err != nil {
 			return err
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			used += st.Blocks * 512
-		}
-		return nil
-	})
-	return used, err
+	}
+	return nil
 }
 
 // humanBytes writes n in KiB or MiB.
@@ -232,29 +367,11 @@ func (s *Session) Close() error {
 	if mutants.On(mutants.WorkdirKept) {
 		return nil
 	}
-	if err := removeAll(s.dir); err != nil {
+	if err := removeTree(s.dir); err != nil {
 		return err
 	}
 	if err := os.Remove(s.dir + ownerSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing the session's owner record: %w", err)
-	}
-	return nil
-}
-
-// removeAll removes dir even when the program left directories without
-// write or search permission (root needs no help; an ordinary user does).
-func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(path, 0o700) // before WalkDir reads it
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("removing session directory: %w", err)
 	}
 	return nil
 }

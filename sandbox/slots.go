@@ -2,51 +2,207 @@ package sandbox
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A run's wall clock measures the program, not the machine: a hundred
 // runs started at once on two cores would otherwise spend their clocks
-// queueing for the CPU, and a short program could be stopped at its wall
-// limit without having been slow. So a process runs at most a few
-// programs at a time; the others wait for a slot (their caller's context
-// still applies) before anything is set up and before their clocks start.
-// Each running program then has a fair share of the CPU: at L6 its own
-// control group with an equal weight.
-var slots struct {
-	once sync.Once
-	max  int
-	c    chan struct{}
-}
+// queueing for the CPU, and an innocent program would be stopped at its
+// wall limit without having been slow. So every run on the host, from
+// any process that embeds the sandbox (an agent's parallel tool calls,
+// several CI jobs, one MCP server per client), takes a slot before
+// anything is set up and before its clock starts.
+//
+// A slot is a file in a directory every user can reach, locked with
+// flock(2): the kernel releases the lock when the holder's descriptor
+// closes, so a holder killed with SIGKILL frees its slot by itself, and
+// locks taken through different open files conflict within one process
+// too, so the same mechanism queues one process's own runs. Root and
+// ordinary users share the queue (the files are opened read-only, which
+// is all flock needs, whoever made them): they share the CPU too. The
+// queue is for fairness, not a wall: a local user who holds every slot
+// delays everyone's runs (never anyone's isolation), and a waiting run
+// gives up after its bound with ReasonBusy, which says nothing ran.
+// SANDBOXLAB_SLOTS_DIR names another directory (a private one opts out
+// of sharing).
 
-// DefaultMaxRunning is how many programs a process runs at once unless
-// SetMaxRunning says otherwise: two per CPU, so that each has at least
-// half a CPU when all of them are busy.
+// DefaultMaxRunning is how many programs run at once on the host: two per
+// CPU, so that each has at least half a CPU when all of them are busy.
 func DefaultMaxRunning() int { return 2 * runtime.NumCPU() }
 
-// SetMaxRunning sets how many programs this process runs at once (n < 1:
-// DefaultMaxRunning). It takes effect only before the first run; it
-// reports whether it did.
-func SetMaxRunning(n int) bool {
-	set := false
-	slots.once.Do(func() {
-		if n < 1 {
-			n = DefaultMaxRunning()
-		}
-		slots.max, slots.c, set = n, make(chan struct{}, n), true
-	})
-	return set
+// DefaultQueueWait is how long a run waits for a slot before it is refused
+// as busy.
+const DefaultQueueWait = 2 * time.Minute
+
+// slotsEnv names the directory of the slot files, overriding
+// defaultSlotsDir.
+const slotsEnv = "SANDBOXLAB_SLOTS_DIR"
+
+// defaultSlotsDir is on a tmpfs every user may write (sticky, as /tmp).
+const defaultSlotsDir = "/dev/shm/sandboxlab-slots"
+
+var slots struct {
+	mu   sync.Mutex
+	max  int
+	wait time.Duration // 0: DefaultQueueWait
 }
 
-// takeSlot waits for a slot to run a program in, or for ctx to end; the
-// returned function gives the slot back.
-func takeSlot(ctx context.Context) (release func(), err error) {
-	SetMaxRunning(0)
-	select {
-	case slots.c <- struct{}{}:
-		return func() { <-slots.c }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// SetQueueWait sets how long this process's runs wait for a slot before
+// they are refused as busy (d < 1: DefaultQueueWait).
+func SetQueueWait(d time.Duration) {
+	slots.mu.Lock()
+	slots.wait = d
+	slots.mu.Unlock()
+}
+
+// queueWait is how long a run under p waits for a slot.
+func queueWait(Policy) time.Duration {
+	slots.mu.Lock()
+	defer slots.mu.Unlock()
+	if slots.wait < 1 {
+		return DefaultQueueWait
 	}
+	return slots.wait
+}
+
+// SetMaxRunning sets how many slots this process uses (n < 1:
+// DefaultMaxRunning). Processes that use fewer slots than others queue on
+// the first ones only.
+func SetMaxRunning(n int) {
+	if n < 1 {
+		n = DefaultMaxRunning()
+	}
+	slots.mu.Lock()
+	slots.max = n
+	slots.mu.Unlock()
+}
+
+func maxRunning() int {
+	slots.mu.Lock()
+	defer slots.mu.Unlock()
+	if slots.max < 1 {
+		slots.max = DefaultMaxRunning()
+	}
+	return slots.max
+}
+
+// errBusy is returned by takeSlot when the bound passed with every slot
+// held.
+var errBusy = errors.New("every slot of the host was held")
+
+// slotPoll bounds the wait between two looks at the slots: a freed slot
+// is taken at most this late, while waiting costs next to no CPU.
+const slotPoll = 10 * time.Millisecond
+
+// takeSlot waits for a slot of the host's, at most wait, or until ctx
+// ends. It returns the function that gives the slot back and how long
+// it waited.
+func takeSlot(ctx context.Context, wait time.Duration) (release func(), queued time.Duration, err error) {
+	dir, err := slotsDir()
+	if err != nil {
+		return nil, 0, err
+	}
+	n := maxRunning()
+	began := time.Now()
+	deadline := began.Add(wait)
+	for attempt := 0; ; attempt++ {
+		f, err := tryAnySlot(dir, n)
+		if err != nil {
+			return nil, time.Since(began), err
+		}
+		if f != nil {
+			return func() { f.Close() }, time.Since(began), nil
+		}
+		if !time.Now().Before(deadline) {
+			return nil, time.Since(began), fmt.Errorf("%w for %v (%d slots in %s)", errBusy, wait.Round(time.Millisecond), n, dir)
+		}
+		// Jittered, so that waiters started together do not look together.
+		pause := time.Duration(1+rand.IntN(int(slotPoll/time.Millisecond))) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return nil, time.Since(began), ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+// tryAnySlot tries the n slots once each, from a random one on, and
+// returns the open file whose lock it got, or nil when all are held.
+func tryAnySlot(dir string, n int) (*os.File, error) {
+	first := rand.IntN(n)
+	for i := range n {
+		f, err := openSlot(filepath.Join(dir, "slot-"+strconv.Itoa((first+i)%n)))
+		if err != nil {
+			return nil, err
+		}
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		f.Close()
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("locking a run slot in %s: %w", dir, err)
+		}
+	}
+	return nil, nil
+}
+
+// openSlot opens a slot file read-only, making it if it is missing,
+// never through a link: another user may have made the directory's
+// entries.
+func openSlot(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o444)
+	if err != nil {
+		return nil, fmt.Errorf("opening run slot %s: %w", path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, fmt.Errorf("opening run slot %s: not a regular file", path)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// slotsDir returns the directory of the slot files, making it (sticky and
+// world-writable, as /tmp) when it is missing. A directory that is a
+// link, or that others could replace entries of without the sticky bit,
+// is refused.
+func slotsDir() (string, error) {
+	dir := os.Getenv(slotsEnv)
+	if dir == "" {
+		dir = defaultSlotsDir
+	}
+	if err := os.Mkdir(dir, 0o755); err == nil {
+		// Mkdir's mode passes through the umask; the sticky bit does not.
+		if err := os.Chmod(dir, os.ModePerm|os.ModeSticky); err != nil {
+			return "", fmt.Errorf("opening the run slots' directory %s to every user: %w", dir, err)
+		}
+	} else if !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("making the run slots' directory %s: %w", dir, err)
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return "", fmt.Errorf("run slots: %w", err)
+	}
+	sys, _ := st.Sys().(*syscall.Stat_t)
+	switch {
+	case !st.IsDir():
+		return "", fmt.Errorf("run slots: %s is not a directory", dir)
+	case st.Mode().Perm()&0o002 != 0 && st.Mode()&os.ModeSticky == 0:
+		return "", fmt.Errorf("run slots: %s is world-writable without the sticky bit", dir)
+	case sys != nil && sys.Uid != 0 && int(sys.Uid) != os.Geteuid() && st.Mode().Perm()&0o002 == 0:
+		return "", fmt.Errorf("run slots: %s belongs to uid %d and is not writable by others; set %s", dir, sys.Uid, slotsEnv)
+	}
+	return dir, nil
 }

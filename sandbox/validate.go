@@ -156,10 +156,13 @@ func checkFilesystem(p Policy) error {
 	for _, list := range []struct {
 		name  string
 		paths []string
-	}{{"Filesystem.Hide", p.Filesystem.Hide}, {"Filesystem.Private", p.Filesystem.Private}} {
+	}{{"Filesystem.Hide", p.Filesystem.Hide}, {"Filesystem.Private", p.Filesystem.Private}, {"Filesystem.Expose", p.Filesystem.Expose}} {
 		for i, path := range list.paths {
 			if !filepath.IsAbs(path) || filepath.Clean(path) == "/" {
 				return invalid(fmt.Sprintf("%s[%d]", list.name, i), "want an absolute path other than /, got %q", path)
+			}
+			if _, err := filepath.Match(path, ""); err != nil && list.name == "Filesystem.Expose" {
+				return invalid(fmt.Sprintf("%s[%d]", list.name, i), "a bad pattern %q: %w", path, err)
 			}
 		}
 	}

@@ -234,6 +234,9 @@ const (
 	// run (mutate --repeat), and nothing worse happened: a verdict that
 	// cannot be trusted never passes in silence.
 	ExitFlaky = 5
+	// ExitRunBusy: nothing ran because the host's run slots stayed taken;
+	// try again (sysexits' EX_TEMPFAIL).
+	ExitRunBusy = 75
 	// ExitRunRefused: the sandbox refused or failed to run the program
 	// (as timeout(1) and container tools use 125).
 	ExitRunRefused = 125

@@ -80,6 +80,14 @@ type Launch struct {
 	// OutputMax is the most bytes kept of each stream; the rest is only
 	// counted.
 	OutputMax int
+
+	// started, when set, is called once the backend's process has
+	// started, with the time it did; finish, when set, completes the
+	// outcome once the run has ended and everything of it is gone (a
+	// virtual machine's program writes its output and status into its job
+	// directory, not on the emulator's streams).
+	started func(at time.Time)
+	finish  func(o *Outcome)
 }
 
 // Outcome is how a run under a backend ended, as the host saw it.
@@ -108,6 +116,9 @@ type Outcome struct {
 	// MemoryPeak is the most memory the run used at once, as its control
 	// group counted it (0 without one).
 	MemoryPeak int64
+	// Guest is what the host saw of a virtual machine's run (nil for
+	// other backends).
+	Guest *Guest
 }
 
 // Leftover is a process of a run still alive when the run ended.
@@ -191,6 +202,9 @@ func (r *Run) start() error {
 	}
 	r.readers.Read(outR, r.out)
 	r.readers.Read(errR, r.errs)
+	if r.l.started != nil {
+		r.l.started(r.began)
+	}
 	go func() {
 		r.proc.WaitExit()
 		close(r.exited)
@@ -308,6 +322,9 @@ func (r *Run) Wait(ctx context.Context) (*Outcome, error) {
 	}
 	o.Stdout, o.StdoutBytes = r.out.kept, r.out.n
 	o.Stderr, o.StderrBytes = r.errs.kept, r.errs.n
+	if r.l.finish != nil {
+		r.l.finish(o)
+	}
 	return o, killErr
 }
 

@@ -29,8 +29,67 @@ const (
 	Home = "{home}"
 )
 
-// placeholders lists every placeholder, for messages.
-var placeholders = []string{Home, Python, Workdir}
+// The placeholders of a driver's per-run set-up (see Driver): each made
+// for one run and removed after it.
+const (
+	// Rootfs is a container's root directory: empty mount points and
+	// Debian's links into /usr, no file of the host's (podman).
+	Rootfs = "{rootfs}"
+	// State is a directory for the runtime's state and storage (podman's
+	// --root, --runroot and --tmpdir; runc's --root).
+	State = "{state}"
+	// Name is the container's name, unique to the run.
+	Name = "{name}"
+	// Nofile is the harness's own hard limit of open files: podman's
+	// default (1,048,576) fails where root lacks CAP_SYS_RESOURCE.
+	Nofile = "{nofile}"
+	// Bundle is the OCI bundle the harness writes (runc): config.json
+	// and the root directory.
+	Bundle = "{bundle}"
+	// Kernel and Initrd are the guest's kernel and the initrd the harness
+	// built for it (qemu); Accel and CPU are the accelerator and CPU
+	// model the column uses (kvm and host, or tcg and max); Job is the
+	// run's job directory, shared with the guest.
+	Kernel = "{kernel}"
+	Initrd = "{initrd}"
+	Accel  = "{accel}"
+	CPU    = "{cpu}"
+	Job    = "{job}"
+)
+
+// Driver is how the harness runs a profile's command.
+type Driver string
+
+const (
+	// DriverPrefix (the default): the command is a prefix, the program's
+	// command follows it.
+	DriverPrefix Driver = ""
+	// DriverPodman: a prefix too (podman run ... --rootfs {rootfs}), with
+	// a root directory, a state directory and a name made for each run,
+	// and the container removed after it.
+	DriverPodman Driver = "podman"
+	// DriverRunc: the command runs a bundle (runc run --bundle {bundle}
+	// {name}) whose config.json the harness generates for each run from
+	// the runtime's own template (runc spec), with the program in it.
+	DriverRunc Driver = "runc"
+	// DriverQEMU: the command boots a virtual machine whose init runs the
+	// program from the job directory ({job}); see package guest.
+	DriverQEMU Driver = "qemu"
+)
+
+// driverPlaceholders lists the placeholders each driver fills in beyond
+// the common ones.
+var driverPlaceholders = map[Driver][]string{
+	DriverPrefix: nil,
+	DriverPodman: {Rootfs, State, Name, Nofile},
+	DriverRunc:   {State, Bundle, Name},
+	DriverQEMU:   {Kernel, Initrd, Accel, CPU, Job},
+}
+
+// placeholders lists every placeholder d knows, for messages.
+func (d Driver) placeholders() []string {
+	return append([]string{Home, Python, Workdir}, driverPlaceholders[d]...)
+}
 
 // placeholderRE finds what looks like a placeholder, known or not.
 var placeholderRE = regexp.MustCompile(`\{[A-Za-z_][A-Za-z0-9_]*\}`)
@@ -47,6 +106,10 @@ const (
 	// refuses the user nobody). A program that then has host root
 	// privileges gets only the attacks harmless by construction.
 	UserHarness User = "harness"
+	// UserThrowaway is a user the harness makes for the column and
+	// removes after it (podman-rootless), or the one SANDBOXLAB_ROOTLESS_USER
+	// names; when the harness is not root, its own.
+	UserThrowaway User = "throwaway"
 )
 
 // DefaultWatchdog bounds every run of a backend whose profile names no
@@ -75,6 +138,8 @@ type Profile struct {
 	User User `yaml:"user,omitempty" json:"user,omitempty"`
 	// Watchdog bounds each run (default DefaultWatchdog).
 	Watchdog time.Duration `yaml:"watchdog,omitempty" json:"watchdog,omitempty"`
+	// Driver is how the command runs (default DriverPrefix).
+	Driver Driver `yaml:"driver,omitempty" json:"driver,omitempty"`
 }
 
 // Starter returns the identity the backend starts as.
@@ -93,14 +158,19 @@ func (p *Profile) Limit() time.Duration {
 	return p.Watchdog
 }
 
-// Vars are what the placeholders stand for in one run.
+// Vars are what the placeholders stand for in one run: the common ones,
+// and those of the profile's driver.
 type Vars struct {
-	Workdir, Python, Home string
+	Workdir, Python, Home               string
+	Rootfs, State, Name, Nofile, Bundle string
+	Kernel, Initrd, Accel, CPU, Job     string
 }
 
 // Expand returns the command with its placeholders replaced.
 func (p *Profile) Expand(v Vars) []string {
-	r := strings.NewReplacer(Workdir, v.Workdir, Python, v.Python, Home, v.Home)
+	r := strings.NewReplacer(Workdir, v.Workdir, Python, v.Python, Home, v.Home,
+		Rootfs, v.Rootfs, State, v.State, Name, v.Name, Nofile, v.Nofile, Bundle, v.Bundle,
+		Kernel, v.Kernel, Initrd, v.Initrd, Accel, v.Accel, CPU, v.CPU, Job, v.Job)
 	out := make([]string, len(p.Command))
 	for i, a := range p.Command {
 		out[i] = r.Replace(a)
@@ -115,15 +185,19 @@ func (p *Profile) validate() error {
 		return fmt.Errorf("profile name %q: want lower-case letters, digits, '.', '_' and '-', starting with a letter or digit", p.Name)
 	case len(p.Command) == 0 || p.Command[0] == "":
 		return fmt.Errorf("profile %s: no command", p.Name)
-	case p.User != "" && p.User != UserProgram && p.User != UserHarness:
-		return fmt.Errorf("profile %s: user %q: want %s or %s", p.Name, p.User, UserProgram, UserHarness)
+	case p.User != "" && p.User != UserProgram && p.User != UserHarness && p.User != UserThrowaway:
+		return fmt.Errorf("profile %s: user %q: want %s, %s or %s", p.Name, p.User, UserProgram, UserHarness, UserThrowaway)
 	case p.Watchdog < 0 || p.Watchdog > MaxWatchdog:
 		return fmt.Errorf("profile %s: watchdog %v: want 0 (the default, %v) up to %v", p.Name, p.Watchdog, DefaultWatchdog, MaxWatchdog)
 	}
+	if _, ok := driverPlaceholders[p.Driver]; !ok {
+		return fmt.Errorf("profile %s: driver %q: want none, %s, %s or %s", p.Name, p.Driver, DriverPodman, DriverRunc, DriverQEMU)
+	}
+	known := p.Driver.placeholders()
 	for _, a := range p.Command {
 		for _, ph := range placeholderRE.FindAllString(a, -1) {
-			if !slices.Contains(placeholders, ph) {
-				return fmt.Errorf("profile %s: unknown placeholder %s in %q (known: %s)", p.Name, ph, a, strings.Join(placeholders, ", "))
+			if !slices.Contains(known, ph) {
+				return fmt.Errorf("profile %s: unknown placeholder %s in %q (known: %s)", p.Name, ph, a, strings.Join(known, ", "))
 			}
 		}
 	}

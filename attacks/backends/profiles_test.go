@@ -13,7 +13,8 @@ import (
 )
 
 // TestShippedProfiles: the shipped file decodes strictly, and every
-// profile says what it is and runs the program after its own command.
+// profile says what it is and places the program's working directory
+// (runc's in the spec the harness writes).
 func TestShippedProfiles(t *testing.T) {
 	ps := Shipped()
 	var names []string
@@ -22,12 +23,21 @@ func TestShippedProfiles(t *testing.T) {
 		assert.Check(t, p.About != "", p.Name)
 		assert.Check(t, p.Limit() > 0 && p.Limit() <= MaxWatchdog, p.Name)
 		cmd := strings.Join(p.Command, " ")
-		assert.Check(t, strings.Contains(cmd, Workdir), "%s: the program's working directory is not placed: %s", p.Name, cmd)
+		if p.Driver != DriverRunc {
+			assert.Check(t, strings.Contains(cmd, Workdir), "%s: the program's working directory is not placed: %s", p.Name, cmd)
+		}
 	}
-	assert.DeepEqual(t, names, []string{"bubblewrap", "bubblewrap-codex", "firejail", "gvisor", "unshare"})
-	// Only firejail, which refuses the user nobody, starts as the harness.
+	assert.DeepEqual(t, names, []string{"bubblewrap", "bubblewrap-codex", "firejail", "gvisor", "unshare", "podman", "podman-rootless", "runc", "qemu"})
+	// firejail refuses the user nobody; rootful podman and runc need root
+	// (their programs run as 65534 inside); rootless podman runs as a
+	// user of its own.
+	starters := map[string]User{"firejail": UserHarness, "podman": UserHarness, "runc": UserHarness, "podman-rootless": UserThrowaway}
 	for _, p := range ps {
-		assert.Check(t, is.Equal(p.Starter() == UserHarness, p.Name == "firejail"), p.Name)
+		want, ok := starters[p.Name]
+		if !ok {
+			want = UserProgram
+		}
+		assert.Check(t, is.Equal(p.Starter(), want), p.Name)
 	}
 }
 
@@ -41,7 +51,10 @@ func TestDecodeRejects(t *testing.T) {
 		{"duplicate", "version: 1\nprofiles:\n  - name: a\n    command: [x]\n  - name: a\n    command: [y]\n", "t.yaml: line 5: profile a is defined twice"},
 		{"placeholder", "version: 1\nprofiles:\n  - name: a\n    command: [x, \"{tmpdir}\"]\n", "t.yaml: line 3: profile a: unknown placeholder {tmpdir} in \"{tmpdir}\" (known: {home}, {python}, {workdir})"},
 		{"no command", "version: 1\nprofiles:\n  - name: a\n", "line 3: profile a: no command"},
-		{"user", "version: 1\nprofiles:\n  - name: a\n    command: [x]\n    user: root\n", `profile a: user "root": want program or harness`},
+		{"user", "version: 1\nprofiles:\n  - name: a\n    command: [x]\n    user: root\n", `profile a: user "root": want program, harness or throwaway`},
+		{"driver", "version: 1\nprofiles:\n  - name: a\n    command: [x]\n    driver: docker\n", `profile a: driver "docker": want none, podman, runc or qemu`},
+		{"driver's placeholder", "version: 1\nprofiles:\n  - name: a\n    command: [x, \"{rootfs}\"]\n", "unknown placeholder {rootfs}"},
+		{"another driver's placeholder", "version: 1\nprofiles:\n  - name: a\n    driver: runc\n    command: [x, \"{job}\"]\n", "unknown placeholder {job} in \"{job}\" (known: {home}, {python}, {workdir}, {state}, {bundle}, {name})"},
 		{"watchdog", "version: 1\nprofiles:\n  - name: a\n    command: [x]\n    watchdog: 2m\n", "profile a: watchdog 2m0s"},
 		{"name", "version: 1\nprofiles:\n  - name: \"custom:x\"\n    command: [x]\n", `profile name "custom:x"`},
 		{"type", "version: 1\nprofiles:\n  - name: a\n    command: x\n", "line 4: cannot unmarshal"},
@@ -102,7 +115,7 @@ func TestResolve(t *testing.T) {
 	for _, bad := range []struct{ spec, want string }{
 		{"sandboxlab:L7", "want sandboxlab:L0 to sandboxlab:L6"},
 		{"sandboxlab:Lx", "unknown sandbox"},
-		{"docker", `unknown sandbox "docker" (want sandboxlab:L<n>, custom:<prefix> or a profile: bubblewrap, bubblewrap-codex, firejail, gvisor, unshare)`},
+		{"docker", `unknown sandbox "docker" (want sandboxlab:L<n>, custom:<prefix> or a profile: bubblewrap, bubblewrap-codex, firejail, gvisor, unshare, podman, podman-rootless, runc, qemu)`},
 		{"custom:", "no command"},
 		{"custom:bwrap '--", "unterminated single quote"},
 		{"custom:bwrap {cwd}", "unknown placeholder {cwd}"},
@@ -117,6 +130,10 @@ func TestExpand(t *testing.T) {
 	got := p.Expand(Vars{Workdir: "/w", Python: "/usr/bin/python3", Home: "/h"})
 	assert.DeepEqual(t, got, []string{"x", "--bind", "/w", "/w", "--blacklist=/h/.ssh", "/usr/bin/python3"})
 	assert.Check(t, is.Equal(p.Command[2], "{workdir}"), "Expand leaves the profile as it was")
+
+	q := Profile{Driver: DriverQEMU, Command: []string{"q", "-accel", "{accel}", "local,path={job}", "-kernel", "{kernel}"}}
+	got = q.Expand(Vars{Accel: "tcg", Job: "/j", Kernel: "/k"})
+	assert.DeepEqual(t, got, []string{"q", "-accel", "tcg", "local,path=/j", "-kernel", "/k"})
 }
 
 func TestSplitWords(t *testing.T) {

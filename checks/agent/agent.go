@@ -27,6 +27,13 @@ import (
 // as an agent would get it.
 const level = 5
 
+// Level is the level an Opener's sessions must have.
+const Level = level
+
+// Opener opens the careful tool in a fresh session of its own, for one
+// task, and returns it with what closes the session.
+type Opener func(ctx context.Context) (tool.Tool, func() error, error)
+
 // maxCalls bounds the calls the agent makes on one task.
 const maxCalls = 6
 
@@ -102,24 +109,42 @@ var tasks = []task{
 // 5, closed before the next. The error is an internal one (the sandbox
 // could not run); an unsolved task is a row, not an error.
 func Run(ctx context.Context) (*report.Agent, error) {
-	return runTable(ctx, "")
+	return runTable(ctx, "", nil)
 }
 
-// runTable is Run with the sessions made below root ("" for the
-// sandbox's default), so that a test can check that none is left behind.
-func runTable(ctx context.Context, root string) (*report.Agent, error) {
+// RunVia is Run with the careful tool's rows, and the vague description's,
+// through open (the careful tool served over MCP, for one), whose
+// sessions are at Level: the table must come out as Run's does. The naive
+// rows run in this process, as in Run: a server serves the careful tool
+// only.
+func RunVia(ctx context.Context, open Opener) (*report.Agent, error) {
+	return runTable(ctx, "", open)
+}
+
+// runTable is RunVia (Run when open is nil) with the in-process sessions
+// made below root ("" for the sandbox's default), so that a test can
+// check that none is left behind.
+func runTable(ctx context.Context, root string, open Opener) (*report.Agent, error) {
 	rep := &report.Agent{Rows: []report.AgentRow{}}
-	careful := func(s *sandbox.Session) tool.Tool { return tool.NewCareful(s) }
-	naive := func(s *sandbox.Session) tool.Tool { return tool.NewNaive(s) }
+	careful := local(root, func(s *sandbox.Session) tool.Tool { return tool.NewCareful(s) })
+	vague := local(root, func(s *sandbox.Session) tool.Tool { return tool.NewCarefulWithDescription(s, tool.VagueDescription) })
+	if open != nil {
+		careful = open
+		vague = func(ctx context.Context) (tool.Tool, func() error, error) {
+			t, closeFn, err := open(ctx)
+			return described{t, tool.VagueDescription}, closeFn, err
+		}
+	}
+	naive := local(root, func(s *sandbox.Session) tool.Tool { return tool.NewNaive(s) })
 	// What the notes report: the careful tool solves every task, the
 	// naive tool none, and the vague description loses the state task.
 	solved, unsolved := true, false
 	for _, tk := range tasks {
 		for _, tl := range []struct {
-			mk     func(*sandbox.Session) tool.Tool
+			open   Opener
 			expect *bool
 		}{{careful, &solved}, {naive, &unsolved}} {
-			row, err := runSession(ctx, root, tk, tl.mk)
+			row, err := runSession(ctx, tk, tl.open)
 			if err != nil {
 				return nil, err
 			}
@@ -131,13 +156,32 @@ func runTable(ctx context.Context, root string) (*report.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	vague := func(s *sandbox.Session) tool.Tool { return tool.NewCarefulWithDescription(s, tool.VagueDescription) }
-	if rep.Vague, err = runSession(ctx, root, state, vague); err != nil {
+	if rep.Vague, err = runSession(ctx, state, vague); err != nil {
 		return nil, err
 	}
 	rep.Vague.ExpectSolved = &unsolved
 	return rep, nil
 }
+
+// local opens the tool mk makes over a fresh level-5 session below root.
+func local(root string, mk func(*sandbox.Session) tool.Tool) Opener {
+	return func(context.Context) (tool.Tool, func() error, error) {
+		s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(level), Root: root})
+		if err != nil {
+			return nil, nil, err
+		}
+		return mk(s), s.Close, nil
+	}
+}
+
+// described is a tool with its description replaced: the vague
+// description's experiment, for a tool made elsewhere.
+type described struct {
+	tool.Tool
+	description string
+}
+
+func (d described) Description() string { return d.description }
 
 func taskNamed(name string) (task, error) {
 	for _, t := range tasks {
@@ -148,19 +192,18 @@ func taskNamed(name string) (task, error) {
 	return task{}, fmt.Errorf("agent: no task %q", name)
 }
 
-// runSession runs one task with the tool mk makes over a fresh
+// runSession runs one task with the tool open opens in a fresh
 // session, and closes the session.
-func runSession(ctx context.Context, root string, tk task, mk func(*sandbox.Session) tool.Tool) (row report.AgentRow, err error) {
-	s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(level), Root: root})
+func runSession(ctx context.Context, tk task, open Opener) (row report.AgentRow, err error) {
+	t, closeSession, err := open(ctx)
 	if err != nil {
 		return row, fmt.Errorf("agent: %s: %w", tk.name, err)
 	}
 	defer func() {
-		if cerr := s.Close(); err == nil && cerr != nil {
+		if cerr := closeSession(); err == nil && cerr != nil {
 			err = fmt.Errorf("agent: %s: %w", tk.name, cerr)
 		}
 	}()
-	t := mk(s)
 	row, err = runTask(ctx, t, tk)
 	if err != nil {
 		return row, fmt.Errorf("agent: %s with the %s tool: %w", tk.name, t.Name(), err)

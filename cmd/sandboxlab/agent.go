@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"os"
+	"strconv"
 
 	"sandboxlab/checks/agent"
+	"sandboxlab/mcpserver"
 	"sandboxlab/report"
 )
 
 func init() {
 	register(command{name: "agent", summary: "run the scripted agent with the careful and the naive tool",
-		args: reportUsage + " [--defect ID]", help: agentHelp}, agentCmd)
+		args: reportUsage + " [--via mcp] [--defect ID]", help: agentHelp}, agentCmd)
 }
 
 func agentHelp() string {
@@ -21,6 +26,9 @@ func agentHelp() string {
 		"reads only the tool's description and the text of each reply, and gives up after 6 calls.\n" +
 		"Prints the notes' task x tool table (what goes wrong; solved in how many calls) with the\n" +
 		"vague-description run as its last row; with --format junit each row is a testcase.\n" +
+		"With --via mcp the careful tool's rows (the vague description's too) go through the MCP\n" +
+		"client to a 'sandboxlab mcp' server of their own for each task: the same table shows that the\n" +
+		"server is the careful tool. The naive rows run in this process (no server serves that tool).\n" +
 		"Takes about 5 s: three runs of the slow task wait for the time limit. Exits 0 when the table was\n" +
 		"made, whatever it shows, and 1 when the sandbox could not run the agent's code."
 }
@@ -30,22 +38,41 @@ func agentHelp() string {
 type agentOptions struct {
 	output
 	defectFlag
+	via string
 }
 
 func (o *agentOptions) setFlags(fs *flag.FlagSet) {
 	o.output.setFlags(fs, "agent", &report.Agent{}, false)
 	o.defectFlag.setFlags(fs)
+	fs.StringVar(&o.via, "via", "", "reach the careful tool through `mcp`: a 'sandboxlab mcp' server for each task, over the MCP client")
 }
 
 func (o *agentOptions) validate(cl commandLine) error {
-	return firstError(cl.noArgs(), o.output.validate(), o.defectFlag.validate())
+	var via error
+	switch {
+	case o.via != "" && o.via != "mcp":
+		via = fmt.Errorf("--via %q: the only way is mcp", o.via)
+	case o.via != "" && o.defect != "":
+		via = errors.New("--via mcp and --defect: the servers run without planted defects")
+	}
+	return firstError(cl.noArgs(), o.output.validate(), o.defectFlag.validate(), via)
 }
 
 func agentCmd(ctx context.Context, o *agentOptions, stdout, stderr io.Writer) error {
 	if err := o.enable(); err != nil {
 		return err
 	}
-	rep, err := agent.Run(ctx)
+	run := agent.Run
+	if o.via == "mcp" {
+		bin, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		// A server of this binary for each task, at the agent's level.
+		open := mcpserver.Opener(bin, "--level", strconv.Itoa(agent.Level))
+		run = func(ctx context.Context) (*report.Agent, error) { return agent.RunVia(ctx, open) }
+	}
+	rep, err := run(ctx)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"sandboxlab/attacks"
 	"sandboxlab/attacks/backends"
+	"sandboxlab/harness"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
@@ -43,7 +44,11 @@ func attackHelp() string {
 		"An attack that needs sandboxlab's file API is n/a there; a sandbox that is not installed, or\n" +
 		"does not run the harness's probe, is a skipped column with the reason. --profiles adds a\n" +
 		"YAML file of profiles of your own (same shape as the shipped ones). Progress there is a line\n" +
-		"per cell, on a terminal or with --verbose.\n\n" +
+		"per cell, on a terminal or with --verbose. --format sarif gives SARIF 2.1.0 for GitHub code\n" +
+		"scanning: a rule per attack with its class's security-severity, a result per escaped cell of each\n" +
+		"profile, at the profile's command in its file (sandboxlab's own levels get none); under GitHub\n" +
+		"Actions the matrix also goes to $GITHUB_STEP_SUMMARY. 'mutate --sandbox NAME' tells which of a\n" +
+		"profile's flags matter.\n\n" +
 		"profiles:\n" + profileList(backends.Shipped()) + "\n\n" +
 		"attacks (first level that stops each on the correct sandbox: what makes it an escape):\n" +
 		attackList()
@@ -57,6 +62,8 @@ type attackOptions struct {
 	levels    string
 	sandboxes listFlag
 	profiles  string
+	// files are the profiles files, for the columns' sources (SARIF).
+	files []harness.ProfileFile
 
 	// validated: the matrix to run and its cells, or with --sandbox the
 	// sandboxes' columns.
@@ -72,6 +79,9 @@ func (o *attackOptions) setFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.profiles, "profiles", "", "also read the profiles in `FILE` (YAML, as the shipped profiles); one with a shipped name replaces it")
 	o.output.setFlags(fs, "attack", &report.Attacks{}, true)
 	o.defectFlag.setFlags(fs)
+	// The attack × sandbox matrix also has SARIF, for code scanning.
+	o.output.formats = append(o.output.formats, report.SARIF)
+	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, sarif (sarif with --sandbox)"
 }
 
 func (o *attackOptions) validate(cl commandLine) error {
@@ -92,6 +102,9 @@ func (o *attackOptions) validate(cl commandLine) error {
 		}
 		return o.defectFlag.validate()
 	}
+	if o.f == report.SARIF {
+		return errors.New("--format sarif goes with --sandbox: its results are located at the profiles' lines")
+	}
 	if o.matrix.Levels, err = attacks.ParseLevels(o.levels); err != nil {
 		return fmt.Errorf("--levels: %w", err)
 	}
@@ -106,14 +119,11 @@ func (o *attackOptions) validateColumns() error {
 	if len(o.sandboxes) == 0 {
 		return errors.New("--profiles: name the sandboxes to run with --sandbox")
 	}
-	profiles := backends.Shipped()
-	if o.profiles != "" {
-		user, err := backends.Load(o.profiles)
-		if err != nil {
-			return fmt.Errorf("--profiles: %w", err)
-		}
-		profiles = backends.Merge(profiles, user)
+	profiles, files, err := loadProfiles(o.profiles)
+	if err != nil {
+		return err
 	}
+	o.files = files
 	cols := &attacks.SandboxOptions{Only: o.matrix.Only, Suites: o.matrix.Suites}
 	seen := map[string]bool{}
 	for _, name := range o.sandboxes {
@@ -127,7 +137,6 @@ func (o *attackOptions) validateColumns() error {
 		seen[name] = true
 		cols.Sandboxes = append(cols.Sandboxes, sb)
 	}
-	var err error
 	if o.cellCount, err = cols.Cells(); err != nil {
 		return fmt.Errorf("--only: %w", err)
 	}
@@ -189,7 +198,19 @@ func sandboxesCmd(ctx context.Context, o *attackOptions, stdout, stderr io.Write
 	if err != nil {
 		return interrupted(err)
 	}
-	return o.write(stdout, rep)
+	rep.Escapes = attackEscapes()
+	for i, sb := range opts.Sandboxes {
+		// Where each profile is written, for SARIF; a profile whose file
+		// cannot be read is still reported, at no line.
+		if src, _, _, err := harness.LocateSandbox(sb, o.files); err == nil && src != nil && i < len(rep.Sandboxes) {
+			src.Text = ""
+			rep.Sandboxes[i].Source = src
+		}
+	}
+	if err := o.write(stdout, rep); err != nil {
+		return err
+	}
+	return stepSummary(rep)
 }
 
 // interrupted words an interrupt for people.

@@ -100,7 +100,7 @@ func TestOutWritesEveryFormat(t *testing.T) {
 // running anything; those that show progress take --quiet or --verbose,
 // not both.
 func TestFormatFlag(t *testing.T) {
-	extra := map[string]string{"check": ", html", "attack": ", html", "mutate": ", html, stryker", "mutate merge": ", html, stryker"}
+	extra := map[string]string{"check": ", html", "attack": ", html, sarif", "mutate": ", html, stryker, sarif", "mutate merge": ", html, stryker, sarif"}
 	for _, args := range [][]string{{"check"}, {"attack"}, {"mutate"}, {"mutate", "merge"}, {"agent"}, {"experiment", "all"}} {
 		name := strings.Join(args, " ")
 		if args[0] == "experiment" {

@@ -21,7 +21,9 @@ func mergeHelp() string {
 		"one gate, the same as the unsharded run's, in any of mutate's formats (the merged report is a whole\n" +
 		"mutate report: --format html and stryker included). Refuses shards made from other predictions,\n" +
 		"another build, other suites or other settings, and shards whose baselines disagree. Exit codes as\n" +
-		"mutate's; with --fail-on the gate is decided again under that policy."
+		"mutate's; with --fail-on the gate is decided again under that policy. The shards of\n" +
+		"'mutate --sandbox NAME --shard K/N' merge the same way into the flag mutation's report (--fail-on\n" +
+		"aside), refused when their profiles, builds, settings or baselines differ."
 }
 
 // mergeOptions are the flags of 'mutate merge' and the shards it names.
@@ -36,6 +38,9 @@ func (o *mergeOptions) setFlags(fs *flag.FlagSet) {
 	// The same report as mutate's, so the same formats; it runs nothing,
 	// so it has no progress to show.
 	o.output.setFlags(fs, "mutate", &report.Mutation{}, false)
+	// The shards of 'mutate --sandbox' merge too, into their report.
+	o.output.formats = append(o.output.formats, report.SARIF)
+	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, stryker, sarif (sarif for a flag mutation's shards)"
 }
 
 func (o *mergeOptions) validate(cl commandLine) error {
@@ -51,6 +56,15 @@ func (o *mergeOptions) validate(cl commandLine) error {
 
 // mergeCmd is 'mutate merge': the shards' reports as one.
 func mergeCmd(_ context.Context, o *mergeOptions, stdout, stderr io.Writer) error {
+	if flags, err := readFlagShards(o.shards); err != nil || flags != nil {
+		if err != nil {
+			return err
+		}
+		return mergeFlagsCmd(flags, o, stdout)
+	}
+	if o.f == report.SARIF {
+		return errors.New("--format sarif: only the shards of mutate --sandbox have it")
+	}
 	var shards []*report.Mutation
 	for _, f := range o.shards {
 		m, err := readMutation(f)

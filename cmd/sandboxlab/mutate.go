@@ -9,11 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"sandboxlab"
 	"sandboxlab/harness"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
@@ -22,7 +24,8 @@ import (
 func init() {
 	register(command{name: "mutate", summary: "switch on each planted defect in turn and diff what fails against predictions.yaml",
 		args: "[--predictions FILE] [--suite course|hardening|all] [--only ID,...] [--shard K/N] [--no-select] [--repeat N] [--masking]" +
-			" [-j N] [--timeout DURATION] [--fail-on escape|any|never] [--replay FILE] " + reportUsage + " " + progressUsage,
+			" [-j N] [--timeout DURATION] [--fail-on escape|any|never] [--replay FILE] [--incremental FILE [--force]] [--since REV]" +
+			" [--sandbox NAME [--profiles FILE] [--pairs [--max-pairs N]]] " + reportUsage + " " + progressUsage,
 		help: mutateHelp}, mutateCmd)
 }
 
@@ -46,6 +49,16 @@ func mutateHelp() string {
 		"layers that hide it from a check that reaches it but missed it: it reruns that check with each other\n" +
 		"layer taken away (and with the check's own removals undone) and reports the layers whose removal\n" +
 		"reveals the defect while the check still passes on the correct sandbox.\n\n" +
+		"--incremental FILE reads an earlier run's JSON report and reruns only what changed since: a probe's\n" +
+		"verdict, on the correct sandbox or with a defect on, is reused when the library (sandbox/), the\n" +
+		"machinery (the gate, the worker, the result model, go.mod), the probe's own files (a check's file, an\n" +
+		"attack's file and program) and the files its package shares, and the environment (kernel, Landlock\n" +
+		"ABI, cgroup layout, uid, the interpreter, the toolchain and modules) are as they were, by digests of\n" +
+		"the sources built into the binary; reused facts are judged against the predictions as they are now.\n" +
+		"The new report goes to FILE (or into --out); a missing FILE runs everything. --force reruns\n" +
+		"everything and still writes FILE. --since REV runs only the defects whose planted site's declaration\n" +
+		"'git diff REV' changed and those a probe whose files changed reaches, after the whole baseline: a\n" +
+		"partial run, which the report says, whose summary and gate cover only what ran.\n\n" +
 		"Exit codes: 0 the gate holds; 2 an unexpected escape (a defect no check caught, or an attack cell\n" +
 		"that got through, neither predicted nor known; a defect that hung counts as one); 5 a flaky probe\n" +
 		"(with --repeat); 3 another divergence (only with --fail-on any); 4 the baseline is broken; 1 usage\n" +
@@ -59,7 +72,7 @@ func mutateHelp() string {
 		"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n" +
 		"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n" +
 		"Progress goes to stderr on a terminal (a bar: probe runs of the baseline, then of the defects,\n" +
-		"elapsed, ETA) and, a line per defect, with --verbose."
+		"elapsed, ETA) and, a line per defect, with --verbose.\n\n" + flagMutationHelp
 }
 
 // mutateOptions are mutate's flags.
@@ -75,6 +88,10 @@ type mutateOptions struct {
 	jobs        int
 	timeout     time.Duration
 	replay      string
+	incremental string
+	force       bool
+	since       string
+	flags       flagMutation
 
 	shard harness.Shard // --shard, validated
 }
@@ -93,7 +110,16 @@ func (o *mutateOptions) setFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", harness.DefaultTimeout, "bound on one probe's run (a `DURATION` such as 90s or 6m); past it the probe's defect is reported as hung")
 	fs.StringVar(&o.replay, "replay", "", "run nothing: judge what an earlier run measured (its JSON report `FILE`, from --format json\n"+
 		"or --out) against the predictions, e.g. to try an edit of predictions.yaml")
+	fs.StringVar(&o.incremental, "incremental", "", "reuse the verdicts of an earlier run (its JSON report `FILE`) whose inputs are unchanged,\n"+
+		"run the rest, and write the new JSON report to FILE (to --out instead, when given)")
+	fs.BoolVar(&o.force, "force", false, "with --incremental: reuse nothing, run everything, and write FILE")
+	fs.StringVar(&o.since, "since", "", "run only the defects whose planted site 'git diff `REV`' changed, and those a changed probe reaches:\n"+
+		"a partial run, whose gate covers only what ran")
 	o.output.setFlags(fs, "mutate", &report.Mutation{}, true)
+	o.flags.setFlags(fs)
+	// --sandbox's report has SARIF (and no page).
+	o.output.formats = append(o.output.formats, report.SARIF)
+	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, stryker, sarif (sarif with --sandbox)"
 }
 
 func (o *mutateOptions) validate(cl commandLine) error {
@@ -116,13 +142,45 @@ func (o *mutateOptions) validate(cl commandLine) error {
 	if err := o.selection.validate(); err != nil {
 		return err
 	}
-	if o.replay != "" && (cl.given["suite"] || cl.given["shard"] || o.masking || o.repeat > 1 || o.noSelect) {
-		return errors.New("--replay judges the earlier run as it was: no --suite, --shard, --repeat, --no-select or --masking")
+	if o.flags.sandbox != "" {
+		return o.flags.validate(o, cl)
+	}
+	for _, f := range []string{"profiles", "pairs", "max-pairs"} {
+		if cl.given[f] {
+			return fmt.Errorf("--%s goes with --sandbox NAME", f)
+		}
+	}
+	if o.f == report.SARIF {
+		return errors.New("--format sarif goes with --sandbox NAME (the planted defects' run has stryker and junit for CI)")
+	}
+	if o.replay != "" && (cl.given["suite"] || cl.given["shard"] || o.masking || o.repeat > 1 || o.noSelect || o.incremental != "" || o.since != "") {
+		return errors.New("--replay judges the earlier run as it was: no --suite, --shard, --repeat, --no-select, --masking, --incremental or --since")
+	}
+	return o.validateIncremental()
+}
+
+// validateIncremental checks the flags of the two modes that run less
+// than everything.
+func (o *mutateOptions) validateIncremental() error {
+	switch {
+	case o.force && o.incremental == "":
+		return errors.New("--force goes with --incremental FILE")
+	case o.incremental != "" && o.since != "":
+		return errors.New("--incremental and --since: choose one (a partial run's report is no whole run to write to FILE)")
+	case o.incremental != "" && o.masking:
+		return errors.New("--incremental and --masking: the masking search's runs are not in the report to reuse; run it without --incremental")
+	case o.incremental != "" && o.shardFlag != "" && o.out == "":
+		return errors.New("--incremental with --shard needs --out DIR: a shard's report is not the whole run to write to FILE")
+	case o.since != "" && o.shardFlag != "":
+		return errors.New("--since and --shard: choose one")
 	}
 	return nil
 }
 
 func mutateCmd(ctx context.Context, o *mutateOptions, stdout, stderr io.Writer) error {
+	if o.flags.runner != nil {
+		return o.flags.run(ctx, o, stdout, stderr)
+	}
 	if !mutants.Compiled {
 		return mutants.ErrNotCompiled
 	}
@@ -145,15 +203,88 @@ func mutateCmd(ctx context.Context, o *mutateOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	eta := newMutateETA(o.progress(stderr), o.shard)
 	r := o.runner(preds)
-	r.Progress, r.Build, r.PredictionsDigest = eta.step, build, digest
+	r.Build, r.PredictionsDigest = build, digest
+	if err := o.prepareIncremental(ctx, r, stderr); err != nil {
+		return err
+	}
+	eta := newMutateETA(o.progress(stderr), o.shard)
+	r.Progress = eta.step
 	m, err := r.Run(ctx)
 	eta.p.end()
 	if err != nil {
 		return err
 	}
+	if o.incremental != "" && o.out == "" {
+		if err := writeMutationFile(o.incremental, m); err != nil {
+			return fmt.Errorf("--incremental: %w", err)
+		}
+	}
 	return finishMutate(m, &o.output, stdout, stderr)
+}
+
+// prepareIncremental gives r the digests of what its verdicts depend on
+// (every run records them, so that a later --incremental can start from
+// its report), the earlier run to reuse with --incremental, and the diff
+// with --since. A run that cannot digest its inputs records none, and
+// with --incremental that is an error: what cannot be vouched for is not
+// reused silently.
+func (o *mutateOptions) prepareIncremental(ctx context.Context, r *harness.Runner, stderr io.Writer) error {
+	inputs, err := harness.ComputeInputs(sandboxlab.Sources, hostFingerprint(), harness.Registered())
+	switch {
+	case err != nil && o.incremental != "":
+		return fmt.Errorf("--incremental: %w", err)
+	case err != nil:
+		fmt.Fprintf(stderr, "sandboxlab mutate: the report records no input digests (a later --incremental reuses nothing of it): %v\n", err)
+	}
+	r.Inputs = inputs
+	if o.incremental != "" && !o.force {
+		prev, err := readMutation(o.incremental)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(stderr, "sandboxlab mutate: no earlier run at %s: everything runs\n", o.incremental)
+		case err != nil:
+			return fmt.Errorf("--incremental: %w", err)
+		default:
+			r.Previous = prev
+		}
+	}
+	if o.since != "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("--since: %w", err)
+		}
+		root := moduleRoot(wd)
+		if root == "" {
+			return errors.New("--since: not in a checkout of sandboxlab (no go.mod of module sandboxlab here or above)")
+		}
+		if r.Since, err = harness.GitSince(ctx, root, o.since, harness.Registered()); err != nil {
+			return fmt.Errorf("--since: %w", err)
+		}
+	}
+	return nil
+}
+
+// hostFingerprint is harness.HostFingerprint; a test of this package,
+// whose binary is no reexec helper, gives its own.
+var hostFingerprint = harness.HostFingerprint
+
+// writeMutationFile writes m's JSON report to path, whole or not at all: the
+// earlier run it replaces stays until the new one is complete.
+func writeMutationFile(path string, m *report.Mutation) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := report.WriteWith(tmp, report.JSON, m, report.Options{}); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // runner is the harness's runner as the flags set it, its probes run by

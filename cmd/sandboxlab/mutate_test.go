@@ -169,3 +169,74 @@ func writeReport(t *testing.T, m *report.Mutation) string {
 	assert.NilError(t, f.Close())
 	return f.Name()
 }
+
+// TestMutateIncrementalFlags: the modes that run less than everything
+// refuse what they cannot do, before anything runs.
+func TestMutateIncrementalFlags(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "last.json")
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--force"}, "--force goes with --incremental FILE"},
+		{[]string{"--incremental", file, "--since", "main"}, "--incremental and --since: choose one"},
+		{[]string{"--incremental", file, "--masking"}, "--incremental and --masking"},
+		{[]string{"--incremental", file, "--shard", "1/2"}, "--incremental with --shard needs --out DIR"},
+		{[]string{"--since", "main", "--shard", "1/2"}, "--since and --shard: choose one"},
+		{[]string{"--replay", file, "--incremental", file}, "--replay judges the earlier run as it was"},
+		{[]string{"--replay", file, "--since", "main"}, "--replay judges the earlier run as it was"},
+	} {
+		run(t, nil, append([]string{"mutate"}, c.args...)...).Assert(t, icmd.Expected{ExitCode: 1, Err: c.err})
+	}
+	_, err := os.Stat(file)
+	assert.Check(t, os.IsNotExist(err), "nothing was written")
+}
+
+// TestPrepareIncremental: --incremental reads the earlier run (none when
+// FILE is missing, said on stderr; not with --force), every run records
+// its input digests, and the new report replaces FILE whole.
+func TestPrepareIncremental(t *testing.T) {
+	// This test binary is no reexec helper: the fingerprint's 32-bit
+	// probe would start it again.
+	defer func(f func() harness.Fingerprint) { hostFingerprint = f }(hostFingerprint)
+	hostFingerprint = func() harness.Fingerprint { return harness.Fingerprint{"kernel": "test"} }
+	prev := predictedRun(t)
+	prev.Run = &report.RunInfo{ID: "20261201T000000Z-abcdef"}
+	file := writeReport(t, prev)
+	prepare := func(o *mutateOptions) (*harness.Runner, string, error) {
+		r := &harness.Runner{}
+		var stderr strings.Builder
+		err := o.prepareIncremental(t.Context(), r, &stderr)
+		return r, stderr.String(), err
+	}
+	r, _, err := prepare(&mutateOptions{incremental: file})
+	assert.NilError(t, err)
+	assert.Assert(t, r.Previous != nil && r.Inputs != nil)
+	assert.Check(t, is.Equal(r.Previous.Run.ID, prev.Run.ID))
+	assert.Check(t, is.Len(r.Inputs.Probes, len(checks.All)+len(attacks.All())))
+
+	r, _, err = prepare(&mutateOptions{incremental: file, force: true})
+	assert.NilError(t, err)
+	assert.Check(t, r.Previous == nil && r.Inputs != nil)
+
+	missing := filepath.Join(t.TempDir(), "none.json")
+	r, stderr, err := prepare(&mutateOptions{incremental: missing})
+	assert.NilError(t, err)
+	assert.Check(t, r.Previous == nil)
+	assert.Check(t, is.Contains(stderr, "no earlier run at "+missing+": everything runs"))
+
+	assert.NilError(t, os.WriteFile(missing, []byte("{not json"), 0o644))
+	_, _, err = prepare(&mutateOptions{incremental: missing})
+	assert.Check(t, is.ErrorContains(err, "is not a mutate report in JSON"))
+
+	next := predictedRun(t)
+	next.Run = &report.RunInfo{ID: "20261202T000000Z-123456", Reused: &report.Reused{From: prev.Run.ID, Changed: []string{}, BaselineProbeRuns: 3}}
+	assert.NilError(t, writeMutationFile(file, next))
+	back, err := readMutation(file)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(back.Run.Reused.From, prev.Run.ID))
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(file), ".*"))
+	assert.Check(t, is.Len(left, 0), "no temporary file left")
+	// The report written is --format json's, and replays.
+	run(t, nil, "mutate", "--replay", file).Assert(t, icmd.Expected{ExitCode: 0, Out: "Reused from run " + prev.Run.ID})
+}

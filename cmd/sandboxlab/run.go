@@ -30,10 +30,14 @@ func runHelp() string {
 	return "Runs CMD under the level's policy and reports how it ended. Without --json it prints the\n" +
 		"program's output and a status line, and exits with the program's status (128+signal when\n" +
 		"it was killed, 125 when the sandbox refused or failed to run it, 126 when CMD cannot be\n" +
-		"executed, 127 when it is not found). The flags end at CMD: what follows is CMD's own.\n\n" +
+		"executed, 127 when it is not found, 75 when the machine was busy: every run slot of the\n" +
+		"host stayed taken, nothing ran, try again). A bare CMD is looked up as the sandbox sees\n" +
+		"it: in the PATH the program gets, never in a directory the level hides. The flags end at\n" +
+		"CMD: what follows is CMD's own.\n\n" +
 		"With --json it prints one JSON object whatever happens, and exits 0 whenever the run took\n" +
-		"place (else 125, 126 or 127 as above). Its fields: level; reason (exited, timeout, cpu,\n" +
-		"memory, processes, signal, refused, not_found); message (why it was refused or not found);\n" +
+		"place (else 75, 125, 126 or 127 as above). Its fields: level; reason (exited, timeout, cpu,\n" +
+		"memory, processes, disk, signal, refused, not_found, busy); message (why it was refused,\n" +
+		"not found or busy); queued_ms (how long it waited for a run slot before its clock started);\n" +
 		"exit_code (-1 when a signal ended it or it never ran); signal; timed_out; oom; stdout and\n" +
 		"stderr (at most the level's budget of characters, the middle cut with a marker);\n" +
 		"stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the program wrote);\n" +
@@ -41,7 +45,7 @@ func runHelp() string {
 		"files_truncated; at L6 also memory_peak (bytes), pids_peak and forks_refused as the\n" +
 		"kernel counted them in the run's control group, and landlock_abi; with --allow, network\n" +
 		"(the proxy's log: time, method, host, port, allowed, rule, status, sent, received,\n" +
-		"credential, note, error) and network_dropped.\n\n" + networkHelp + "\n\n" + levelHelp
+		"credential, note, error) and network_dropped.\n\n" + networkHelp + "\n\n" + levelHelp + "\n" + exposedHelp()
 }
 
 // runOptions are run's flags and the command line to run.
@@ -104,8 +108,11 @@ func runCmd(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error 
 		if err != nil {
 			fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
 		}
-		if res.Reason == sandbox.ReasonRefused {
+		switch res.Reason {
+		case sandbox.ReasonRefused:
 			return exit(verdict.ExitRunRefused)
+		case sandbox.ReasonBusy:
+			return exit(verdict.ExitRunBusy)
 		}
 		return nil
 	}
@@ -142,17 +149,40 @@ const levelHelp = `levels (each adds to the one below):
   5  filesystem and capabilities: chosen paths hidden; private /tmp, /var/tmp, /dev/shm and
      /run (nothing written there reaches the host; host sockets and other sessions out of
      sight); own IPC and UTS namespaces; a fresh session keyring; no capabilities
-  6  hardened (the default): a system-call filter (seccomp-bpf with argument rules);
-     Landlock (read the system, write only the session and private directories, no TCP
-     but the egress proxy's port);
+  6  hardened (the default): a root of its own: a read-only tmpfs holding only the host
+     paths below (read-only), /dev's usual devices, a fresh /proc, the session and the
+     private directories, nothing else of the host; the disk capped inside the run (the
+     session directory is a filesystem of the session's quota and 10,000 files: a write
+     past either fails, and the run ends with reason disk); a system-call filter (an
+     allowlist, seccomp-bpf with argument rules); Landlock (read the exposed paths, write
+     only the session and private directories, no TCP but the egress proxy's port);
      a control group per run (256 MiB of real memory instead of address space, a hard cap of
      16 processes, an equal CPU share). Refused, with the reason, where the machine cannot
-     give one of them (control groups need root or a delegated cgroup v2 subtree)`
+     give one of them (control groups and the session's filesystem need root, or for the
+     groups a delegated cgroup v2 subtree)`
+
+// exposedHelp lists the host paths of L6's root, for --help.
+func exposedHelp() string {
+	var b strings.Builder
+	b.WriteString("L6's root holds these host paths (read-only; those missing are skipped):")
+	col := 80
+	for _, p := range sandbox.DefaultExposed() {
+		if col+1+len(p) > 92 {
+			b.WriteString("\n    ")
+			col = 4
+		}
+		b.WriteString(" " + p)
+		col += 1 + len(p)
+	}
+	return b.String()
+}
 
 // runOnce runs args in a fresh session (closed afterwards) or in the
 // session dir. A nil Result means nothing ran, and err says why.
 func runOnce(ctx context.Context, policy sandbox.Policy, dir string, args []string) (*sandbox.Result, error) {
-	path, err := exec.LookPath(args[0])
+	// As the sandbox sees it: the caller's PATH may put first a shim the
+	// program cannot reach.
+	path, err := sandbox.LookPath(policy, args[0], nil)
 	if err != nil {
 		return nil, err
 	}
@@ -213,6 +243,8 @@ func exitStatus(r *sandbox.Result) int {
 	switch {
 	case r.Reason == sandbox.ReasonRefused:
 		return verdict.ExitRunRefused
+	case r.Reason == sandbox.ReasonBusy:
+		return verdict.ExitRunBusy
 	case r.Signal != "":
 		return 128 + int(unix.SignalNum(r.Signal))
 	}
@@ -241,7 +273,7 @@ type networkFlags struct {
 
 func (f *networkFlags) setFlags(fs *flag.FlagSet) {
 	fs.Var(&f.allow, "allow", "let the program reach `HOST:PORT` through the egress proxy (repeatable; level 4 and up): a name, *.name for its subdomains only, or an IP address; the port a number or *")
-	fs.Var(&f.deny, "deny", "refuse `HOST:PORT` even where --allow admits it (repeatable; a deny wins)")
+	fs.Var(&f.deny, "deny", "refuse `HOST:PORT` even where --allow admits it (repeatable; a deny wins; an address also refuses every name that resolves to it)")
 	fs.Var(&f.resolve, "resolve", "have the proxy connect to ADDR for the name NAME (`NAME=ADDR`, repeatable), before DNS is asked; DNS answers inside the host's own networks are refused")
 	fs.Var(&f.credential, "credential", "add the header HEADER, whose value is this command's environment variable VAR, to the program's plain-HTTP requests for DEST (`DEST=HEADER:VAR`, repeatable); the program never holds it")
 }

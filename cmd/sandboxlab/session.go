@@ -22,12 +22,17 @@ func init() {
 
 func sessionHelp() string {
 	return "'new' makes a session directory and prints its path; pass it to 'run --session' and\n" +
-		"'files --session'. It is kept until 'rm' closes it: 'rm' removes the directory and\n" +
-		"everything in it. 'gc' removes the session directories in --root whose owner (the\n" +
-		"process that made them, recorded in DIR.owner) has ended without closing them, and prints\n" +
-		"them; every sandboxlab command does that for $TMPDIR quietly at start, and so does every\n" +
-		"new session for its own root. Kept sessions and directories this program did not make\n" +
-		"are never removed."
+		"'files --session'. As root its directory is, as the default level (6) wants, a filesystem\n" +
+		"of its own of the quota's size and 10,000 files, mounted until 'rm'; runs at level 6 in a\n" +
+		"session made otherwise are refused. It is kept until 'rm' closes it: 'rm' removes the\n" +
+		"directory and everything in it, whatever the program did to it (modes, depth, FIFOs,\n" +
+		"sockets, odd names), never following a link and never crossing a mount point. A directory\n" +
+		"whose mode the program changed is given back 0700 when it is next used, not refused. 'gc'\n" +
+		"removes the session directories in --root whose owner (the process that made them,\n" +
+		"recorded in DIR.owner) has ended without closing them, and prints them; every\n" +
+		"sandboxlab command does that for $TMPDIR quietly at start, and so does every new\n" +
+		"session for its own root. Kept sessions and directories this program did not make are\n" +
+		"never removed."
 }
 
 func filesHelp() string {
@@ -83,7 +88,9 @@ func sessionCmd(_ context.Context, o *sessionOptions, stdout, _ io.Writer) error
 		}
 		return err
 	case "new":
-		s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(0), Keep: true})
+		// Made as the default level makes one: as root, its directory is
+		// a filesystem of its own, which caps the disk inside each run.
+		s, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(sandbox.Levels - 1), Keep: true})
 		if err != nil {
 			return err
 		}

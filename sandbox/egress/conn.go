@@ -157,8 +157,7 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request, first **
 	}
 	up, err := p.dial(t)
 	if err != nil {
-		e.Error, e.Status = err.Error(), http.StatusBadGateway
-		reply(c, e.Status, "cannot reach "+t.String())
+		p.dialFailed(c, &e, t, err)
 		return
 	}
 	defer p.untrack(up)
@@ -191,6 +190,20 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request, first **
 	e.Sent += <-done
 }
 
+// dialFailed answers a request whose destination could not be reached:
+// refused when its name resolved to a denied address (the log names the
+// deny rule), a bad gateway otherwise.
+func (p *Proxy) dialFailed(c net.Conn, e *Request, t Target, err error) {
+	var denied *deniedError
+	if errors.As(err, &denied) {
+		e.Allowed, e.Rule = false, denied.logRule()
+		e.Status = refuse(c, *e)
+		return
+	}
+	e.Error, e.Status = err.Error(), http.StatusBadGateway
+	reply(c, e.Status, "cannot reach "+t.String())
+}
+
 // closeWrite half-closes a TCP connection, so that the other side reads
 // EOF while its answer can still come back.
 func closeWrite(c net.Conn) {
@@ -212,8 +225,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, first **Decision) bool {
 	}
 	up, err := p.dial(t)
 	if err != nil {
-		e.Error, e.Status = err.Error(), http.StatusBadGateway
-		reply(c, e.Status, "cannot reach "+t.String())
+		p.dialFailed(c, &e, t, err)
 		return false
 	}
 	defer p.untrack(up)

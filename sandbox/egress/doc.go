@@ -14,7 +14,11 @@
 // label, never as a string suffix: "*.example.com" admits
 // "api.example.com", not "example.com" or "evilexample.com"), or an IP
 // literal, which matches only that address; the port is a number or "*".
-// A deny rule wins over an allow rule. The proxy resolves names itself,
+// A deny rule wins over an allow rule, and a deny rule on an address
+// holds whatever name leads there: a name that resolves (through the map
+// or DNS) to a denied address is refused, allowed or not. Allow rules
+// stay one-way: an allowed address admits itself, never a name that
+// resolves to it. The proxy resolves names itself,
 // through the caller's map first (tests and local set-ups point names at
 // loopback servers), then DNS, refusing DNS answers inside the host's own
 // networks (loopback, private, link-local), which would make the host's

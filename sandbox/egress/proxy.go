@@ -433,12 +433,42 @@ func internal(a netip.Addr) bool {
 		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified()
 }
 
+// deniedError is dial's refusal of a name that resolved to an address a
+// deny rule names.
+type deniedError struct {
+	rule string // the deny rule, as the log shows it: "deny P"
+	name string
+	addr netip.Addr
+}
+
+func (e *deniedError) Error() string {
+	return fmt.Sprintf("%s resolves to %s, which %s names", e.name, e.addr, e.rule)
+}
+
+// logRule is the Rule the log gives the refusal: the deny rule, with the
+// name and address that led to it.
+func (e *deniedError) logRule() string {
+	return fmt.Sprintf("%s (%s resolves to %s)", e.rule, e.name, e.addr)
+}
+
 // dial connects to t, trying each of its addresses, and tracks the
-// connection.
+// connection. A name that resolves to an address a deny rule names is
+// refused (*deniedError) before any address is tried: whichever of its
+// addresses the connection would take, a name that leads to a denied
+// address is not one to trust with the others.
 func (p *Proxy) dial(t Target) (net.Conn, error) {
 	addrs, err := p.lookup(t)
 	if err != nil {
 		return nil, err
+	}
+	if !t.Addr.IsValid() {
+		for _, a := range addrs {
+			// The defect's site is asked only where a deny rule names the
+			// address, where it can change the answer.
+			if rule, denied := p.rules.deniedAddress(a, t.Port); denied && !mutants.On(mutants.EgressDenyByName) {
+				return nil, &deniedError{rule: "deny " + rule.text, name: t.Host, addr: a}
+			}
+		}
 	}
 	d := net.Dialer{Timeout: dialTimeout}
 	var errs []error

@@ -354,3 +354,46 @@ func TestConnectionCap(t *testing.T) {
 	assert.Assert(t, is.Len(log, 1))
 	assert.Check(t, is.Contains(log[0].Rule, "connections at once"))
 }
+
+// TestDenyByAddress: a deny rule on an address refuses every name that
+// resolves to it, however it is allowed (a wildcard, an exact name) and
+// however it is asked for (forwarded, tunnelled), and the log names the
+// rule, the name and the address; allow rules keep matching an address
+// only by itself.
+func TestDenyByAddress(t *testing.T) {
+	vault := destination(t, 0, false)
+	wiki := destination(t, vault.Port(), false)
+	port := vault.Port()
+	deny := fmt.Sprintf("%s:%d", vault.IP(), port)
+	p, addr := startProxy(t, Config{
+		Allow: []string{fmt.Sprintf("*.corp.test:%d", port), fmt.Sprintf("mirror.example.test:%d", port), fmt.Sprintf("%s:*", wiki.IP())},
+		Deny:  []string{deny},
+		Resolve: map[string]string{"wiki.corp.test": wiki.IP(), "vault-alias.corp.test": vault.IP(),
+			"mirror.example.test": vault.IP(), "wiki-by-name.example.test": wiki.IP()},
+	})
+	status, _ := get(t, addr, fmt.Sprintf("http://wiki.corp.test:%d/wiki", port), nil)
+	assert.Check(t, is.Equal(status, 200), "a name resolving to an undenied address is reached")
+	status, body := get(t, addr, fmt.Sprintf("http://vault-alias.corp.test:%d/alias", port), nil)
+	assert.Check(t, is.Equal(status, 403), body)
+	assert.Check(t, is.Contains(body, "vault-alias.corp.test resolves to "+vault.IP()))
+	status, _ = get(t, addr, fmt.Sprintf("http://mirror.example.test:%d/mirror", port), nil)
+	assert.Check(t, is.Equal(status, 403), "an exact allowed name is refused too")
+	_, _, status = connect(t, addr, fmt.Sprintf("vault-alias.corp.test:%d", port))
+	assert.Check(t, is.Equal(status, 403), "a tunnel is refused too")
+	status, _ = get(t, addr, fmt.Sprintf("http://wiki-by-name.example.test:%d/by-name", port), nil)
+	assert.Check(t, is.Equal(status, 403), "an allowed address does not admit a name resolving to it")
+
+	p.Close()
+	conns, _, _ := vault.Received()
+	assert.Check(t, is.Equal(conns, 0), "the denied address received a connection")
+	assert.Check(t, is.DeepEqual(wiki.Paths(), []string{"/wiki"}))
+	var rules []string
+	for _, r := range p.Requests() {
+		if !r.Allowed {
+			rules = append(rules, r.Rule)
+		}
+	}
+	want := "deny " + deny + " (%s resolves to " + vault.IP() + ")"
+	assert.Check(t, is.DeepEqual(rules, []string{fmt.Sprintf(want, "vault-alias.corp.test"), fmt.Sprintf(want, "mirror.example.test"),
+		fmt.Sprintf(want, "vault-alias.corp.test"), NoRule}))
+}

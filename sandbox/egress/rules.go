@@ -241,6 +241,21 @@ func (r *Rules) Decide(t Target) Decision {
 	return Decision{Rule: NoRule}
 }
 
+// deniedAddress returns the deny rule that names address a on port, if
+// any. A deny rule on an address holds whatever name leads there: it is
+// asked of every address a name resolves to (see Proxy.dial). Allow rules
+// are never asked this way: an allowed address admits that address only,
+// not the names that resolve to it.
+func (r *Rules) deniedAddress(a netip.Addr, port int) (Pattern, bool) {
+	t := Target{Host: a.String(), Port: port, Addr: a}
+	for _, p := range r.deny {
+		if p.addr.IsValid() && p.matches(t) {
+			return p, true
+		}
+	}
+	return Pattern{}, false
+}
+
 // exactNames returns the allow rules that name one host (no wildcard,
 // no address) and admit port: the rules whose addresses a lookup can
 // tell.

@@ -17,12 +17,17 @@ type table struct {
 	x32Bit  uint32 // number bit of a second ABI sharing the entry (amd64's x32), or 0
 	lowWord uint32 // offset of an argument's low 32 bits within its 8 bytes: 0 little-endian, 4 big-endian
 
-	denied []denial // calls refused outright
+	// The calls allowed whatever their arguments: those seen in the
+	// traces of ordinary workloads, and those added on review. The
+	// table's file says how each list was made.
+	traced, reviewed []uint32
+	refused          []denial // calls refused whatever their arguments
 
+	// Calls with argument rules.
 	clone, ioctl, socket, socketpair, personality uint32
 }
 
-// denial is one call of the denylist and the errno it fails with.
+// denial is one refused call and the errno it fails with.
 type denial struct {
 	nr    uint32
 	errno unix.Errno
@@ -59,24 +64,179 @@ var allowedPersonalities = []uint32{0x0, 0x8, 0x20000, 0x20008, 0xffffffff}
 // Socket families a Python program in the sandbox has a use for.
 var allowedFamilies = []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6}
 
-// program returns the whole filter for t. On entry to each part after the
-// architecture check, A holds the system-call number; a part either
-// returns or falls through with A unchanged.
-func program(t *table) []bpf.Instruction {
+// unlistedErrno is the answer to a call on no list: the kernel's own
+// answer for a call it does not have. glibc, Go and other runtimes take
+// ENOSYS to mean "this kernel is older" and fall back (clone3 to clone,
+// statx to fstatat, close_range to a loop of close, libnuma to no NUMA,
+// libmount's statmount to /proc), where EPERM would be taken for a real
+// refusal and fail the program. The calls the sandbox refuses on purpose
+// are listed with their own errno (EPERM) in the table.
+const unlistedErrno = unix.ENOSYS
+
+// program returns the whole filter for t: the architecture check, the x32
+// rule, then a binary search on the call number over the numbers' verdicts
+// (see decide), whose leaves return or apply an argument rule. A call
+// that no list names takes the unlisted leaf: ENOSYS.
+func program(t *table) ([]bpf.Instruction, error) {
 	var p []bpf.Instruction
 	if !mutants.On(mutants.SeccompArchUnchecked) {
 		p = append(p, checkArch(t)...)
 	}
 	p = append(p, bpf.LoadAbsolute{Off: offNr, Size: 4})
 	p = append(p, denyX32(t)...)
-	p = append(p, denyList(t)...)
-	if !mutants.On(mutants.SeccompCloneUnchecked) {
-		p = append(p, cloneRule(t)...)
+	verdicts, err := decide(t)
+	if err != nil {
+		return nil, err
 	}
-	p = append(p, ioctlRule(t)...)
-	p = append(p, socketRule(t)...)
-	p = append(p, personalityRule(t)...)
-	return append(p, bpf.RetConstant{Val: retAllow})
+	unlisted := leaf{ret: errnoAction(unlistedErrno)}
+	// The planted defect: the denylist this filter replaced, whose
+	// refusals and rules still hold while every unlisted call passes.
+	if mutants.On(mutants.SeccompDefaultAllow) {
+		unlisted = leaf{ret: retAllow}
+	}
+	return append(p, search(spans(verdicts, unlisted))...), nil
+}
+
+// leaf is what the filter does with one call number: return ret, or,
+// when rule is set, run rule (which loads an argument and returns).
+// listed tells a number a list names from one no list does.
+type leaf struct {
+	ret    uint32
+	rule   []bpf.Instruction
+	listed bool
+}
+
+// size is the number of instructions of l.
+func (l leaf) size() int {
+	if l.rule != nil {
+		return len(l.rule)
+	}
+	return 1
+}
+
+// emit appends l's instructions to p.
+func (l leaf) emit(p []bpf.Instruction) []bpf.Instruction {
+	if l.rule != nil {
+		return append(p, l.rule...)
+	}
+	return append(p, bpf.RetConstant{Val: l.ret})
+}
+
+// decide returns the leaf of every number up to the highest t names,
+// indexed by number. A number named twice is an error: its verdict would
+// depend on the order of the lists.
+func decide(t *table) ([]leaf, error) {
+	top := max(t.clone, t.ioctl, t.socket, t.socketpair, t.personality)
+	for _, list := range [][]uint32{t.traced, t.reviewed} {
+		for _, nr := range list {
+			top = max(top, nr)
+		}
+	}
+	for _, d := range t.refused {
+		top = max(top, d.nr)
+	}
+	if top >= 1<<16 {
+		return nil, fmt.Errorf("seccomp: system call %d is past any table", top)
+	}
+	out := make([]leaf, top+1)
+	var dup []uint32
+	set := func(nr uint32, l leaf) {
+		if out[nr].listed {
+			dup = append(dup, nr)
+		}
+		l.listed = true
+		out[nr] = l
+	}
+	for _, nr := range t.traced {
+		set(nr, leaf{ret: retAllow})
+	}
+	for _, nr := range t.reviewed {
+		set(nr, leaf{ret: retAllow})
+	}
+	for _, d := range t.refused {
+		set(d.nr, leaf{ret: errnoAction(d.errno)})
+	}
+	if !mutants.On(mutants.SeccompCloneUnchecked) {
+		set(t.clone, leaf{rule: cloneRule(t)})
+	} else {
+		set(t.clone, leaf{ret: retAllow})
+	}
+	set(t.ioctl, leaf{rule: ioctlRule(t)})
+	socket := socketRule(t)
+	set(t.socket, leaf{rule: socket})
+	set(t.socketpair, leaf{rule: socket})
+	set(t.personality, leaf{rule: personalityRule(t)})
+	if len(dup) > 0 {
+		return nil, fmt.Errorf("seccomp: system calls %v are listed more than once", dup)
+	}
+	return out, nil
+}
+
+// span is a run of consecutive call numbers, from start up to the next
+// span's start, that share one leaf.
+type span struct {
+	start uint32
+	leaf  leaf
+}
+
+// spans covers every number from 0 up with the leaves of verdicts, and
+// the numbers no list names (including every number past the end of
+// verdicts) with unlisted. Neighbours that return the same value are one
+// span; a rule's number is always a span of its own.
+func spans(verdicts []leaf, unlisted leaf) []span {
+	out := make([]span, 0, 128)
+	add := func(start uint32, l leaf) {
+		if n := len(out); n > 0 && l.rule == nil && out[n-1].leaf.rule == nil && out[n-1].leaf.ret == l.ret {
+			return
+		}
+		out = append(out, span{start, l})
+	}
+	for nr, l := range verdicts {
+		if !l.listed {
+			l = unlisted
+		}
+		add(uint32(nr), l)
+	}
+	add(uint32(len(verdicts)), unlisted)
+	return out
+}
+
+// search returns a binary search on A over s: each node compares A with
+// the start of the upper half's first span. A conditional jump reaches
+// 255 instructions at most; past that, the node jumps over the lower half
+// with an unconditional jump.
+func search(s []span) []bpf.Instruction {
+	return emitSearch(make([]bpf.Instruction, 0, searchSize(s)), s)
+}
+
+func emitSearch(p []bpf.Instruction, s []span) []bpf.Instruction {
+	if len(s) == 1 {
+		return s[0].leaf.emit(p)
+	}
+	mid := len(s) / 2
+	lower := searchSize(s[:mid])
+	if lower <= 255 {
+		p = append(p, bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: s[mid].start, SkipTrue: uint8(lower)})
+	} else {
+		p = append(p,
+			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: s[mid].start, SkipFalse: 1},
+			bpf.Jump{Skip: uint32(lower)})
+	}
+	p = emitSearch(p, s[:mid])
+	return emitSearch(p, s[mid:])
+}
+
+// searchSize is the length of search(s).
+func searchSize(s []span) int {
+	if len(s) == 1 {
+		return s[0].leaf.size()
+	}
+	lower := searchSize(s[:len(s)/2])
+	node := 1
+	if lower > 255 {
+		node = 2
+	}
+	return node + lower + searchSize(s[len(s)/2:])
 }
 
 // checkArch kills the process on a call from another ABI than t's. The
@@ -94,10 +254,10 @@ func checkArch(t *table) []bpf.Instruction {
 
 // denyX32 refuses native calls whose number has the x32 bit set. They
 // arrive with the native audit architecture but are looked up in the x32
-// table, where the numbers of denied calls differ (x32 ptrace is 521), so
-// the denylist below would miss them. EPERM, not ENOSYS: the kernel's own
-// answer where x32 is compiled out is ENOSYS, and a distinct errno shows
-// the filter at work.
+// table, where the numbers differ (x32 ptrace is 521), so the lists below
+// would be read wrong. EPERM, not ENOSYS: the kernel's own answer where
+// x32 is compiled out is ENOSYS, and a distinct errno shows the filter at
+// work.
 func denyX32(t *table) []bpf.Instruction {
 	if t.x32Bit == 0 {
 		return nil
@@ -108,26 +268,15 @@ func denyX32(t *table) []bpf.Instruction {
 	}
 }
 
-// denyList refuses the calls of t.denied whatever their arguments.
-func denyList(t *table) []bpf.Instruction {
-	var p []bpf.Instruction
-	for _, d := range t.denied {
-		p = append(p,
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: d.nr, SkipFalse: 1},
-			retErrno(d.errno))
-	}
-	return p
-}
-
 // cloneRule refuses clone with any namespace flag. The kernel reads only
 // the low 32 bits of clone's flags, and so does the rule.
 func cloneRule(t *table) []bpf.Instruction {
-	return onCall([]uint32{t.clone},
+	return []bpf.Instruction{
 		loadArgLow(t, 0),
 		bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: cloneNamespaces, SkipFalse: 1},
 		retErrno(unix.EPERM),
 		bpf.RetConstant{Val: retAllow},
-	)
+	}
 }
 
 // ioctlRule refuses TIOCSTI (push input into a terminal: a sandboxed
@@ -137,9 +286,8 @@ func cloneRule(t *table) []bpf.Instruction {
 // low 32 bits are compared: comparing all 64 would let a command with high
 // bits set through.
 func ioctlRule(t *table) []bpf.Instruction {
-	return onCall([]uint32{t.ioctl},
-		append([]bpf.Instruction{loadArgLow(t, 1)},
-			matchAny([]uint32{unix.TIOCSTI, unix.TIOCLINUX}, retErrno(unix.EPERM), bpf.RetConstant{Val: retAllow})...)...)
+	return append([]bpf.Instruction{loadArgLow(t, 1)},
+		matchAny([]uint32{unix.TIOCSTI, unix.TIOCLINUX}, retErrno(unix.EPERM), bpf.RetConstant{Val: retAllow})...)
 }
 
 // socketRule lets socket and socketpair create AF_UNIX, AF_INET and
@@ -149,31 +297,15 @@ func ioctlRule(t *table) []bpf.Instruction {
 // family answers, which libraries already treat as "not available here"
 // and fall back from (glibc's getaddrinfo when its netlink query fails).
 func socketRule(t *table) []bpf.Instruction {
-	return onCall([]uint32{t.socket, t.socketpair},
-		append([]bpf.Instruction{loadArgLow(t, 0)},
-			matchAny(allowedFamilies, bpf.RetConstant{Val: retAllow}, retErrno(unix.EAFNOSUPPORT))...)...)
+	return append([]bpf.Instruction{loadArgLow(t, 0)},
+		matchAny(allowedFamilies, bpf.RetConstant{Val: retAllow}, retErrno(unix.EAFNOSUPPORT))...)
 }
 
 // personalityRule allows only allowedPersonalities (the kernel's argument
 // is an unsigned int: low 32 bits).
 func personalityRule(t *table) []bpf.Instruction {
-	return onCall([]uint32{t.personality},
-		append([]bpf.Instruction{loadArgLow(t, 0)},
-			matchAny(allowedPersonalities, bpf.RetConstant{Val: retAllow}, retErrno(unix.EPERM))...)...)
-}
-
-// onCall runs body when A (the call number) is one of nrs and skips it
-// otherwise. body must end in a return.
-func onCall(nrs []uint32, body ...bpf.Instruction) []bpf.Instruction {
-	p := make([]bpf.Instruction, 0, len(nrs)+len(body))
-	for i, nr := range nrs {
-		if i < len(nrs)-1 {
-			p = append(p, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipTrue: jumpLen(len(nrs) - 1 - i)})
-		} else {
-			p = append(p, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: jumpLen(len(body))})
-		}
-	}
-	return append(p, body...)
+	return append([]bpf.Instruction{loadArgLow(t, 0)},
+		matchAny(allowedPersonalities, bpf.RetConstant{Val: retAllow}, retErrno(unix.EPERM))...)
 }
 
 // matchAny compares A with each of vals and returns with hit on a match,
@@ -193,7 +325,12 @@ func loadArgLow(t *table, i uint32) bpf.Instruction {
 
 // retErrno fails the call with errno.
 func retErrno(errno unix.Errno) bpf.Instruction {
-	return bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(errno)&unix.SECCOMP_RET_DATA}
+	return bpf.RetConstant{Val: errnoAction(errno)}
+}
+
+// errnoAction is the return value that fails a call with errno.
+func errnoAction(errno unix.Errno) uint32 {
+	return unix.SECCOMP_RET_ERRNO | uint32(errno)&unix.SECCOMP_RET_DATA
 }
 
 // jumpLen converts a jump distance; classic BPF's conditional jumps reach at

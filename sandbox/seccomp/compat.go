@@ -26,7 +26,11 @@ const (
 	noCompatEntry = 3
 )
 
-func init() { reexec.Register(compatProbe, compatProbeMain) }
+// Early, from this package's initialiser: the probe must answer whatever
+// binary imports the package, also one (a test binary, say) whose main
+// never calls reexec.Init, which would otherwise start itself again and
+// again.
+func init() { reexec.RegisterEarly(compatProbe, compatProbeMain) }
 
 var compat struct {
 	once sync.Once
@@ -39,7 +43,8 @@ var compat struct {
 // helper that makes the 32-bit getpid: it exits 0 where the entry exists,
 // and where it does not the call faults (SIGSEGV), which the helper
 // recovers from and reports. It is false on architectures
-// without a second ABI. The binary must call reexec.Init first in main.
+// without a second ABI. Any binary that imports this package answers the
+// probe (it takes over from the package's initialiser).
 func CompatEntry() (bool, error) {
 	compat.once.Do(func() { compat.ok, compat.err = probeCompatEntry() })
 	return compat.ok, compat.err

@@ -3,11 +3,16 @@ package seccomp
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/skip"
+
+	"sandboxlab/mutants"
 )
 
 // The tests in this file run the program built by Build through an
@@ -161,6 +166,59 @@ var wantDenied = map[string]struct {
 	"ioperm":            {unix.SYS_IOPERM, unix.EPERM},
 }
 
+// The calls the allowlist refuses on purpose beyond the old denylist's,
+// and how: the held-out corpus got a mount-family call, the clock and
+// fanotify through the denylist.
+var wantRefusedNew = map[string]struct {
+	nr    uint32
+	errno unix.Errno
+}{
+	"open_tree_attr":  {unix.SYS_OPEN_TREE_ATTR, unix.EPERM},
+	"chroot":          {unix.SYS_CHROOT, unix.EPERM},
+	"clock_settime":   {unix.SYS_CLOCK_SETTIME, unix.EPERM},
+	"clock_adjtime":   {unix.SYS_CLOCK_ADJTIME, unix.EPERM},
+	"adjtimex":        {unix.SYS_ADJTIMEX, unix.EPERM},
+	"settimeofday":    {unix.SYS_SETTIMEOFDAY, unix.EPERM},
+	"fanotify_init":   {unix.SYS_FANOTIFY_INIT, unix.EPERM},
+	"fanotify_mark":   {unix.SYS_FANOTIFY_MARK, unix.EPERM},
+	"sethostname":     {unix.SYS_SETHOSTNAME, unix.EPERM},
+	"setdomainname":   {unix.SYS_SETDOMAINNAME, unix.EPERM},
+	"lookup_dcookie":  {unix.SYS_LOOKUP_DCOOKIE, unix.EPERM},
+	"kcmp":            {unix.SYS_KCMP, unix.EPERM},
+	"pidfd_getfd":     {unix.SYS_PIDFD_GETFD, unix.EPERM},
+	"process_madvise": {unix.SYS_PROCESS_MADVISE, unix.EPERM},
+}
+
+// Calls on no list, which fail with ENOSYS: some the kernel has (the
+// mount queries, NUMA placement, newer forms of the xattr and attribute
+// calls, obsolete ones), and numbers it has not given out yet.
+var wantUnlisted = map[string]uint32{
+	"statmount":         unix.SYS_STATMOUNT,
+	"listmount":         unix.SYS_LISTMOUNT,
+	"cachestat":         unix.SYS_CACHESTAT,
+	"memfd_secret":      unix.SYS_MEMFD_SECRET,
+	"modify_ldt":        unix.SYS_MODIFY_LDT,
+	"mbind":             unix.SYS_MBIND,
+	"get_mempolicy":     unix.SYS_GET_MEMPOLICY,
+	"migrate_pages":     unix.SYS_MIGRATE_PAGES,
+	"move_pages":        unix.SYS_MOVE_PAGES,
+	"remap_file_pages":  unix.SYS_REMAP_FILE_PAGES,
+	"setxattrat":        unix.SYS_SETXATTRAT,
+	"file_setattr":      unix.SYS_FILE_SETATTR,
+	"lsm_set_self_attr": unix.SYS_LSM_SET_SELF_ATTR,
+	"listns":            unix.SYS_LISTNS,
+	"process_mrelease":  unix.SYS_PROCESS_MRELEASE,
+	"get_robust_list":   unix.SYS_GET_ROBUST_LIST,
+	"set_thread_area":   unix.SYS_SET_THREAD_AREA,
+	"sysfs":             unix.SYS_SYSFS,
+	"nfsservctl":        unix.SYS_NFSSERVCTL,
+	"472 (next free)":   472,
+	"1000":              1000,
+	"0x3fffffff":        0x3fffffff,
+	"bit 31 only":       0x80000000,
+	"0xbfffffff":        0xbfffffff,
+}
+
 // Flag sets real programs pass to clone: glibc's fork and pthread_create,
 // Go's os/exec (vfork) and its new threads.
 var benignCloneFlags = map[string]uint64{
@@ -187,7 +245,7 @@ func TestDecisions(t *testing.T) {
 	prog := build(t)
 	allow := uint32(unix.SECCOMP_RET_ALLOW)
 	kill := uint32(unix.SECCOMP_RET_KILL_PROCESS)
-	eperm, eafnosupport := errnoRet(unix.EPERM), errnoRet(unix.EAFNOSUPPORT)
+	eperm, eafnosupport, enosys := errnoRet(unix.EPERM), errnoRet(unix.EAFNOSUPPORT), errnoRet(unix.ENOSYS)
 
 	type tc struct {
 		name string
@@ -228,10 +286,20 @@ func TestDecisions(t *testing.T) {
 		{"personality ADDR_NO_RANDOMIZE, high bits set", x86(unix.SYS_PERSONALITY, high|addrNoRandomize), eperm},
 		{"personality 0xfffffffe", x86(unix.SYS_PERSONALITY, 0xfffffffe), eperm},
 	}
-	for name, d := range wantDenied {
+	for _, refused := range []map[string]struct {
+		nr    uint32
+		errno unix.Errno
+	}{wantDenied, wantRefusedNew} {
+		for name, d := range refused {
+			cases = append(cases,
+				tc{name, x86(d.nr), errnoRet(d.errno)},
+				tc{name + " with arguments", x86(d.nr, ^uint64(0), 1, 2, 3, 4, 5), errnoRet(d.errno)})
+		}
+	}
+	for name, nr := range wantUnlisted {
 		cases = append(cases,
-			tc{name, x86(d.nr), errnoRet(d.errno)},
-			tc{name + " with arguments", x86(d.nr, ^uint64(0), 1, 2, 3, 4, 5), errnoRet(d.errno)})
+			tc{name, x86(nr), enosys},
+			tc{name + " with arguments", x86(nr, ^uint64(0), 1, 2, 3, 4, 5), enosys})
 	}
 	for name, flags := range benignCloneFlags {
 		cases = append(cases, tc{"clone " + name, x86(unix.SYS_CLONE, flags), allow})
@@ -261,11 +329,21 @@ func TestDecisions(t *testing.T) {
 				tc{name + ", high bits set", x86(nr, high|f, unix.SOCK_DGRAM), want})
 		}
 	}
-	// Everyday calls whose arguments no rule looks at.
+	// Everyday calls whose arguments no rule looks at: the lowest and
+	// highest numbers of the table, calls of every workload traced, the
+	// Go runtime's and those whose fallback the filter relies on.
 	for _, nr := range []uint32{unix.SYS_READ, unix.SYS_WRITE, unix.SYS_OPENAT, unix.SYS_EXECVE,
 		unix.SYS_FUTEX, unix.SYS_MMAP, unix.SYS_EXIT_GROUP, unix.SYS_WAIT4, unix.SYS_KILL,
 		unix.SYS_FORK, unix.SYS_VFORK, unix.SYS_EPOLL_WAIT, unix.SYS_GETRANDOM, unix.SYS_PRCTL,
-		unix.SYS_SECCOMP, unix.SYS_RT_SIGRETURN, unix.SYS_CONNECT, unix.SYS_BIND} {
+		unix.SYS_SECCOMP, unix.SYS_RT_SIGRETURN, unix.SYS_CONNECT, unix.SYS_BIND,
+		unix.SYS_RESTART_SYSCALL, unix.SYS_PIPE, unix.SYS_PIPE2, unix.SYS_STATX,
+		unix.SYS_NEWFSTATAT, unix.SYS_CLOSE_RANGE, unix.SYS_FACCESSAT2, unix.SYS_RSEQ,
+		unix.SYS_SET_ROBUST_LIST, unix.SYS_CLOCK_NANOSLEEP, unix.SYS_SCHED_YIELD,
+		unix.SYS_SIGALTSTACK, unix.SYS_TGKILL, unix.SYS_PRLIMIT64, unix.SYS_FCHOWNAT,
+		unix.SYS_UTIMENSAT, unix.SYS_COPY_FILE_RANGE, unix.SYS_SENDFILE, unix.SYS_FLOCK,
+		unix.SYS_PIDFD_OPEN, unix.SYS_WAITID, unix.SYS_EPOLL_PWAIT2, unix.SYS_SHMGET,
+		unix.SYS_MSGGET, unix.SYS_SEMGET, unix.SYS_MQ_OPEN, unix.SYS_LANDLOCK_RESTRICT_SELF,
+		unix.SYS_FUTEX_REQUEUE, unix.SYS_FCHMODAT2, unix.SYS_MSEAL} {
 		cases = append(cases, tc{fmt.Sprintf("syscall %d", nr), x86(nr, ^uint64(0), ^uint64(0), ^uint64(0)), allow})
 	}
 
@@ -278,30 +356,136 @@ func TestDecisions(t *testing.T) {
 	}
 }
 
-// TestOnlyTheListedCallsAreDenied sweeps every native number with zero
-// arguments: the filter must not refuse anything beyond the denylist (and
-// socket/socketpair, whose family 0 is AF_UNSPEC).
-func TestOnlyTheListedCallsAreDenied(t *testing.T) {
+// TestEveryNumberAsTheTableSays sweeps every number up to 1023 and a few
+// beyond, with zero arguments, through the assembled program: each must
+// get what the table gives it, the unlisted ones ENOSYS. Unlike the tests
+// above it takes its expectations from the table on purpose: it checks
+// the binary search (its bounds, its jumps, its merged spans), not the
+// policy.
+func TestEveryNumberAsTheTableSays(t *testing.T) {
 	prog := build(t)
 	want := map[uint32]uint32{
-		unix.SYS_SOCKET:     errnoRet(unix.EAFNOSUPPORT),
-		unix.SYS_SOCKETPAIR: errnoRet(unix.EAFNOSUPPORT),
+		// The argument rules, with zero arguments.
+		unix.SYS_CLONE:       unix.SECCOMP_RET_ALLOW,
+		unix.SYS_IOCTL:       unix.SECCOMP_RET_ALLOW,
+		unix.SYS_PERSONALITY: unix.SECCOMP_RET_ALLOW,
+		unix.SYS_SOCKET:      errnoRet(unix.EAFNOSUPPORT), // family 0 is AF_UNSPEC
+		unix.SYS_SOCKETPAIR:  errnoRet(unix.EAFNOSUPPORT),
 	}
-	for _, d := range wantDenied {
+	for _, list := range [][]uint32{native.traced, native.reviewed} {
+		for _, nr := range list {
+			want[nr] = unix.SECCOMP_RET_ALLOW
+		}
+	}
+	for _, d := range native.refused {
 		want[d.nr] = errnoRet(d.errno)
 	}
+	nrs := []uint32{0x3fffffff, 0x80000000, 0xbfffffff}
 	for nr := uint32(0); nr < 1024; nr++ {
+		nrs = append(nrs, nr)
+	}
+	allowed := 0
+	for _, nr := range nrs {
 		exp, ok := want[nr]
 		if !ok {
-			exp = unix.SECCOMP_RET_ALLOW
+			exp = errnoRet(unix.ENOSYS)
+		}
+		if exp == unix.SECCOMP_RET_ALLOW {
+			allowed++
 		}
 		got, err := eval(prog, x86(nr))
 		assert.NilError(t, err)
 		assert.Check(t, is.Equal(actionString(got), actionString(exp)), "syscall %d", nr)
 	}
+	t.Logf("%d numbers allowed with zero arguments", allowed)
 	got, err := eval(prog, x86(^uint32(0))) // syscall(-1): the x32 bit is set
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(actionString(got), "errno EPERM"))
+}
+
+// TestSearchLongJumps builds a search over more spans than a conditional
+// jump can skip, so that its nodes need the unconditional jump, and checks
+// every number.
+func TestSearchLongJumps(t *testing.T) {
+	var s []span
+	want := map[uint32]uint32{}
+	for i := uint32(0); i < 600; i++ {
+		ret := errnoRet(unix.Errno(1 + i%2))
+		if i%5 == 0 {
+			ret = unix.SECCOMP_RET_ALLOW
+		}
+		// Spans of three numbers; a return differs from its neighbours'.
+		s = append(s, span{start: 3 * i, leaf: leaf{ret: ret + i%3<<8}})
+		for nr := 3 * i; nr < 3*i+3; nr++ {
+			want[nr] = ret + i%3<<8
+		}
+	}
+	prog, err := assemble(append([]bpf.Instruction{bpf.LoadAbsolute{Off: offNr, Size: 4}}, search(s)...))
+	assert.NilError(t, err)
+	long := 0
+	for _, ins := range prog {
+		if ins.Code == unix.BPF_JMP|unix.BPF_JA {
+			long++
+		}
+	}
+	assert.Check(t, long > 0, "no unconditional jump in %d instructions", len(prog))
+	for nr := uint32(0); nr < 3*600+10; nr++ {
+		exp, ok := want[nr]
+		if !ok {
+			exp = want[3*599] // the last span runs on
+		}
+		got, err := eval(prog, x86(nr))
+		assert.NilError(t, err)
+		assert.Check(t, is.Equal(got, exp), "number %d", nr)
+	}
+}
+
+// TestListedTwiceIsAnError: a number on two lists would take whichever
+// verdict the builder met last; Build refuses it instead.
+func TestListedTwiceIsAnError(t *testing.T) {
+	build(t)
+	bad := *native
+	bad.reviewed = append(slices.Clone(bad.reviewed), unix.SYS_MOUNT)
+	_, err := program(&bad)
+	assert.Check(t, is.ErrorContains(err, fmt.Sprintf("[%d]", unix.SYS_MOUNT)))
+	bad = *native
+	bad.traced = append(slices.Clone(bad.traced), unix.SYS_IOCTL)
+	_, err = program(&bad)
+	assert.Check(t, is.ErrorContains(err, "listed more than once"))
+}
+
+// TestDefaultAllowDefect: the planted defect seccomp_default_allow lets
+// the unlisted calls through and changes nothing else.
+func TestDefaultAllowDefect(t *testing.T) {
+	build(t)
+	skip.If(t, !mutants.Compiled, "built without the planted defects")
+	assert.NilError(t, mutants.Enable(string(mutants.SeccompDefaultAllow)))
+	prog, err := Build()
+	assert.NilError(t, mutants.Enable(""))
+	assert.NilError(t, err)
+	for name, nr := range wantUnlisted {
+		got, err := eval(prog, x86(nr))
+		assert.NilError(t, err)
+		assert.Check(t, is.Equal(actionString(got), "allow"), name)
+	}
+	for name, d := range wantDenied {
+		got, err := eval(prog, x86(d.nr))
+		assert.NilError(t, err)
+		assert.Check(t, is.Equal(actionString(got), actionString(errnoRet(d.errno))), name)
+	}
+	for name, c := range map[string]call{
+		"clone CLONE_NEWUSER": x86(unix.SYS_CLONE, unix.CLONE_NEWUSER),
+		"socket AF_NETLINK":   x86(unix.SYS_SOCKET, unix.AF_NETLINK),
+		"ioctl TIOCSTI":       x86(unix.SYS_IOCTL, 0, unix.TIOCSTI),
+		"x32 getpid":          x86(0x40000000 | unix.SYS_GETPID),
+	} {
+		got, err := eval(prog, c)
+		assert.NilError(t, err)
+		assert.Check(t, actionString(got) != "allow", name)
+	}
+	got, err := eval(prog, call{arch: auditArchI386, nr: 20})
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(actionString(got), "kill-process"))
 }
 
 // TestWellFormed checks what the kernel's checker would: length, jumps

@@ -44,7 +44,7 @@ func p(name string, nr uintptr, deny unix.Errno, args ...uintptr) probe {
 }
 
 var probes = []probe{
-	// The plain denylist.
+	// The old denylist's calls, refused as before.
 	p("io_uring_setup", unix.SYS_IO_URING_SETUP, unix.EPERM, 0, 0),
 	p("io_uring_enter", unix.SYS_IO_URING_ENTER, unix.EPERM, bad, 0, 0, 0, 0, 0),
 	p("io_uring_register", unix.SYS_IO_URING_REGISTER, unix.EPERM, bad, 0, 0, 0),
@@ -88,6 +88,41 @@ var probes = []probe{
 	p("vhangup", unix.SYS_VHANGUP, unix.EPERM),
 	p("iopl", unix.SYS_IOPL, unix.EPERM, 4),
 	p("ioperm", unix.SYS_IOPERM, unix.EPERM, badFlags, 1, 0),
+
+	// Refused by the allowlist beyond the old denylist: a recent mount
+	// call, chroot, the clock, fanotify, the names, other processes.
+	p("open_tree_attr", unix.SYS_OPEN_TREE_ATTR, unix.EPERM, bad, 0, badFlags, 0, 0),
+	p("chroot", unix.SYS_CHROOT, unix.EPERM, badPtr),
+	p("clock_settime", unix.SYS_CLOCK_SETTIME, unix.EPERM, badFlags, 0),
+	p("clock_adjtime", unix.SYS_CLOCK_ADJTIME, unix.EPERM, badFlags, 0),
+	p("adjtimex", unix.SYS_ADJTIMEX, unix.EPERM, 0),
+	p("settimeofday", unix.SYS_SETTIMEOFDAY, unix.EPERM, badPtr, badPtr),
+	p("fanotify_init", unix.SYS_FANOTIFY_INIT, unix.EPERM, badFlags, 0),
+	p("fanotify_mark", unix.SYS_FANOTIFY_MARK, unix.EPERM, bad, badFlags, 0, bad, 0),
+	p("sethostname", unix.SYS_SETHOSTNAME, unix.EPERM, badPtr, 1),
+	p("setdomainname", unix.SYS_SETDOMAINNAME, unix.EPERM, badPtr, 1),
+	p("kcmp", unix.SYS_KCMP, unix.EPERM, 0, 0, badFlags, 0, 0),
+	p("pidfd_getfd", unix.SYS_PIDFD_GETFD, unix.EPERM, bad, bad, badFlags),
+	p("process_madvise", unix.SYS_PROCESS_MADVISE, unix.EPERM, bad, 0, 1, 0, badFlags),
+
+	// On no list: ENOSYS, whatever the kernel would say.
+	p("statmount", unix.SYS_STATMOUNT, unix.ENOSYS, 0, 0, 0, badFlags),
+	p("listmount", unix.SYS_LISTMOUNT, unix.ENOSYS, 0, 0, 0, badFlags),
+	p("cachestat", unix.SYS_CACHESTAT, unix.ENOSYS, bad, 0, 0, badFlags),
+	p("memfd_secret", unix.SYS_MEMFD_SECRET, unix.ENOSYS, badFlags),
+	p("get_mempolicy", unix.SYS_GET_MEMPOLICY, unix.ENOSYS, 0, 0, 0, 0, badFlags),
+	p("setxattrat", unix.SYS_SETXATTRAT, unix.ENOSYS, bad, 0, badFlags, 0, 0, 0),
+	p("file_getattr", unix.SYS_FILE_GETATTR, unix.ENOSYS, bad, 0, 0, 0, badFlags),
+	p("lsm_list_modules", unix.SYS_LSM_LIST_MODULES, unix.ENOSYS, 0, 0, badFlags),
+	p("future call 1000", 1000, unix.ENOSYS),
+
+	// Allowed calls the traces did not show, and the newest listed.
+	p("pipe", unix.SYS_PIPE, 0, badPtr),
+	p("fchmodat2", unix.SYS_FCHMODAT2, 0, bad, 0, 0, badFlags),
+	p("futex_waitv", unix.SYS_FUTEX_WAITV, 0, 0, 0, badFlags, 0, 0),
+	p("mseal", unix.SYS_MSEAL, 0, 1, 0, badFlags),
+	p("openat2", unix.SYS_OPENAT2, 0, bad, 0, 0, 0),
+	p("inotify_init1", unix.SYS_INOTIFY_INIT1, 0, badFlags),
 
 	// x32: the native entry with the x32 bit set.
 	p("x32 getpid", 0x40000000|unix.SYS_GETPID, unix.EPERM),

@@ -101,9 +101,14 @@ type Status struct {
 // directory private), with a minimal environment so that no variable of
 // the host (a secret, a PYTHONPATH) reaches the program through the tool.
 func runPython(ctx context.Context, s *sandbox.Session, code string) (*sandbox.Result, error) {
+	return runProgram(ctx, s, Python, "-c", code)
+}
+
+// runProgram runs path with args in s as runPython runs the interpreter.
+func runProgram(ctx context.Context, s *sandbox.Session, path string, args ...string) (*sandbox.Result, error) {
 	return s.Run(ctx, sandbox.Command{
-		Path: Python,
-		Args: []string{"-c", code},
+		Path: path,
+		Args: args,
 		Env:  []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
 		Dir:  s.Dir(),
 	})

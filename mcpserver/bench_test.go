@@ -1,0 +1,151 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/mcpserver"
+	"sandboxlab/sandbox"
+	"sandboxlab/sandbox/evidence"
+)
+
+// BenchmarkPerCall measures what one call of print(1) costs, side by side
+// in one run, the contenders interleaved round by round so that a busy
+// neighbour slows them alike:
+//
+//   - plain: /usr/bin/python3 -c 'print(1)', the program alone;
+//   - bwrap: bubblewrap with every namespace, as a whole process;
+//   - mcp: a run_python call through the Go SDK's client to 'sandboxlab
+//     mcp' (the built binary, over stdio) at the default level, L6 (L5
+//     without root), the session living across calls;
+//   - in-process: run_python over the SDK's in-memory transports to a
+//     server in this process: MCP without the second process and the pipes;
+//   - library: the same run by Session.Run in this process, without MCP.
+//
+// A call's overhead is its latency minus plain python's in the same run.
+// It reports p50 and p90 of each (ms) and the ratio of the medians'
+// overheads, mcp over bwrap:
+//
+//	go test -run '^$' -bench PerCall -benchtime 200x ./mcpserver
+func BenchmarkPerCall(b *testing.B) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Skip("BenchmarkPerCall compares with bubblewrap, which is not installed")
+	}
+	cs := benchServer(b)
+	inProcess := benchInMemory(b)
+	session, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(testLevel())})
+	assert.NilError(b, err)
+	defer session.Close()
+	ctx := context.Background()
+	contenders := []struct {
+		name string
+		call func() error
+	}{
+		{"plain", func() error { return exec.Command(evidence.Python, "-c", "print(1)").Run() }},
+		{"bwrap", func() error {
+			return exec.Command(bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+				"--dev", "/dev", evidence.Python, "-c", "print(1)").Run()
+		}},
+		{"mcp", func() error { return callPrint(ctx, cs) }},
+		{"in-process", func() error { return callPrint(ctx, inProcess) }},
+		{"library", func() error {
+			res, err := session.Run(ctx, sandbox.Command{Path: evidence.Python, Args: []string{"-c", "print(1)"},
+				Env: []string{"PATH=/usr/bin:/bin"}, Dir: session.Dir()})
+			if err == nil && res.Stdout != "1\n" {
+				err = fmt.Errorf("library run: %q", res.Stdout)
+			}
+			return err
+		}},
+	}
+	times := make([][]time.Duration, len(contenders))
+	for _, c := range contenders { // one untimed round: caches, the server's first run
+		assert.NilError(b, c.call(), c.name)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range contenders {
+			j := (i + k) % len(contenders) // each goes first in turn
+			start := time.Now()
+			assert.NilError(b, contenders[j].call(), contenders[j].name)
+			times[j] = append(times[j], time.Since(start))
+		}
+	}
+	b.StopTimer()
+	if b.N < 5 {
+		return // the testing package's first, single round: too few to rank
+	}
+	p50 := make([]float64, len(contenders))
+	var table strings.Builder
+	fmt.Fprintf(&table, "level %d, %d calls each, load average %s\n", testLevel(), b.N, loadAverage())
+	fmt.Fprintf(&table, "%-8s %9s %9s %14s\n", "", "p50 ms", "p90 ms", "overhead p50")
+	for j, c := range contenders {
+		p90 := percentile(times[j], 90)
+		p50[j] = percentile(times[j], 50)
+		fmt.Fprintf(&table, "%-8s %9.2f %9.2f %11.2f ms\n", c.name, p50[j], p90, p50[j]-p50[0])
+		b.ReportMetric(p50[j], c.name+"-p50-ms")
+		b.ReportMetric(p90, c.name+"-p90-ms")
+	}
+	ratio := (p50[2] - p50[0]) / (p50[1] - p50[0])
+	fmt.Fprintf(&table, "overhead ratio mcp/bwrap (p50): %.2f", ratio)
+	b.ReportMetric(ratio, "mcp/bwrap-overhead")
+	b.Log("\n" + table.String())
+}
+
+// callPrint calls run_python with print(1).
+func callPrint(ctx context.Context, cs *mcp.ClientSession) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": "print(1)"}})
+	if err == nil && res.IsError {
+		err = fmt.Errorf("run_python: %v", res.Content)
+	}
+	return err
+}
+
+// benchInMemory serves in this process and connects to it.
+func benchInMemory(b *testing.B) *mcp.ClientSession {
+	st, ct := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() {
+		served <- mcpserver.Serve(context.Background(), mcpserver.Config{Policy: sandbox.MustPreset(testLevel())}, st)
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	assert.NilError(b, err)
+	b.Cleanup(func() { cs.Close(); <-served })
+	return cs
+}
+
+// benchServer starts the built binary as the server and connects to it.
+func benchServer(b *testing.B) *mcp.ClientSession {
+	cmd := exec.Command(binary(b), "mcp", "--level", strconv.Itoa(testLevel()))
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	assert.NilError(b, err)
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// percentile is the p-th percentile of ds in milliseconds (nearest rank).
+func percentile(ds []time.Duration, p int) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := max((len(s)*p+99)/100-1, 0)
+	return float64(s[i].Microseconds()) / 1000
+}
+
+// loadAverage is the first three fields of /proc/loadavg.
+func loadAverage() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}

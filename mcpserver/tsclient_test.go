@@ -1,0 +1,70 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"sandboxlab/sandbox/evidence"
+)
+
+// tsClientDir holds the TypeScript client and its pinned SDK
+// (package.json, package-lock.json); .ci/run installs it with npm ci.
+const tsClientDir = "testdata/tsclient"
+
+// tsScenarios are the lines the TypeScript client must print, each "ok".
+var tsScenarios = []string{"list_tools", "run_code", "state", "files", "timeout", "cancel", "network", "progress", "schema_check"}
+
+// TestTypeScriptClient runs the official TypeScript SDK's client
+// (testdata/tsclient/client.mjs, by node) against the built binary: the
+// scenarios of the Go clients, each against a server of its own, with
+// every structuredContent checked against its tool's outputSchema. It
+// speaks the protocol of 2025-11-25, the Go client that of 2026-07-28.
+func TestTypeScriptClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("TestTypeScriptClient needs node, which is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Skipf("TestTypeScriptClient needs the client's modules: run 'npm ci' in mcpserver/%s (.ci/run does)", tsClientDir)
+	}
+	allowed, err := evidence.StartDestination(0, false)
+	assert.NilError(t, err)
+	defer allowed.Close()
+	unlisted, err := evidence.StartDestination(0, false)
+	assert.NilError(t, err)
+	defer unlisted.Close()
+	cfg, err := json.Marshal(map[string]any{
+		"bin": binary(t), "level": testLevel(), "root": newRoot(t), "python": evidence.Python,
+		"allowed": allowed.String(), "allowedToken": allowed.Token(), "unlisted": unlisted.String(),
+	})
+	assert.NilError(t, err)
+	cmd := exec.Command(node, "client.mjs", string(cfg))
+	cmd.Dir = tsClientDir
+	out, err := cmd.CombinedOutput()
+	t.Logf("node client.mjs:\n%s", out)
+	results := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		verdict, rest, ok := strings.Cut(line, " - ")
+		if !ok || (verdict != "ok" && verdict != "not ok") {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, ":")
+		results[name] = verdict
+	}
+	for _, name := range tsScenarios {
+		t.Run(name, func(t *testing.T) {
+			if results[name] != "ok" {
+				t.Errorf("the TypeScript client's %s: %q (see the output above)", name, results[name])
+			}
+		})
+	}
+	assert.Check(t, err, "node's exit")
+	conns, _, _ := unlisted.Received()
+	assert.Check(t, conns == 0, "the unlisted server was reached")
+}

@@ -1,0 +1,432 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"sandboxlab/mutants"
+)
+
+// The allowlist root (Filesystem.Expose, L6): the program's / is a fresh,
+// read-only tmpfs that holds only what it needs to run, bound read-only
+// from the host; the session directory and the private scratch
+// directories are its only writable places. Nothing else of the host
+// exists in it: no /var, /srv, /opt, /mnt, /home, /root or host /run, so
+// a host service's socket or a user's file outside the session is not
+// hidden from the program but absent, and Landlock's rules apply to the
+// paths of this root. The init builds it in its own mount namespace and
+// pivots into it; the old root is unmounted, not merely covered.
+
+// DefaultExposed is the L6 preset's list of host paths in the program's
+// root: the system's binaries and libraries (on a merged-/usr system
+// /bin, /sbin and /lib* are symbolic links into /usr, and are made again
+// as links), and the few files of /etc that programs read when they
+// start or run: the dynamic loader's cache, the user and group names,
+// the name-service switch (so that glibc reads only those files), the
+// system's name and version, the time zone, locale aliases, the
+// alternatives that /usr/bin/awk, cc and others go through, the CA
+// certificates and OpenSSL's configuration (HTTPS through the egress
+// proxy), MIME types, protocol and service names, and Python's
+// site-wide configuration (Debian's sitecustomize.py is a link into
+// /etc/python3.x). No resolver files: the program has no DNS, the egress
+// proxy resolves names. Paths the host lacks are skipped.
+func DefaultExposed() []string {
+	return []string{
+		"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+		"/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+		"/etc/os-release", "/etc/debian_version", "/etc/localtime", "/etc/timezone", "/etc/locale.alias",
+		"/etc/alternatives", "/etc/ssl/certs", "/etc/ssl/openssl.cnf",
+		"/etc/mime.types", "/etc/protocols", "/etc/services",
+		"/etc/python3*", // Python's version is in the directory's name
+	}
+}
+
+// rootDevices are the character devices of the root's /dev, bound from
+// the host's (a user namespace cannot make device nodes).
+var rootDevices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// rootDevLinks are the links of the root's /dev.
+var rootDevLinks = [][2]string{
+	{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+}
+
+// Sizes of the root's own tmpfs mounts: they hold directories, links and
+// mount points only, and are read-only once built.
+const (
+	rootTmpfs = "size=64k,nr_inodes=1024,mode=0755"
+	devTmpfs  = "size=64k,nr_inodes=256,mode=0755"
+)
+
+// rootStaging is where the init mounts the new root before it pivots:
+// any directory of the old root serves, since the old root is unmounted
+// afterwards. Every source is cloned before it is covered.
+const rootStaging = "/tmp"
+
+// rootSpec is what the init needs to build the root (see
+// Filesystem.Expose). Its fields travel in the init's config, which
+// carries exported fields only.
+type rootSpec struct {
+	// Expose lists the host paths bound read-only (links made again).
+	Expose []string
+	// Private lists the scratch directories, each a private tmpfs.
+	Private []string
+	// Session is the session's directory, bound read-write at its path.
+	Session string
+	// Program is the program's path, bound read-only when no exposed
+	// path or the session holds it.
+	Program string
+	// Hide lists paths covered inside the new root (Filesystem.Hide).
+	Hide []string
+}
+
+// addRoot gives the init the allowlist root p asks for, and takes the
+// hidden and private directories and the session over from the L5
+// steps, which would otherwise cover them in the old root for nothing.
+func (l *launch) addRoot(p Policy, c Command, dir string) {
+	if len(p.Filesystem.Expose) == 0 || mutants.On(mutants.NoAllowlistRoot) {
+		return
+	}
+	expose := p.Filesystem.Expose
+	if mutants.On(mutants.RootExposesVar) {
+		// The defect: /var comes too, read-only, as a sandbox adds it for a
+		// program that reads /var/lib: a read-only mount does not stop a
+		// connect to a socket there.
+		expose = append(slices.Clone(expose), "/var")
+	}
+	l.cfg.Root = &rootSpec{Expose: expandPaths(expose), Private: cleanPaths(l.cfg.Private),
+		Session: dir, Program: c.Path, Hide: cleanPaths(l.cfg.Hide)}
+	l.cfg.Private, l.cfg.Hide, l.cfg.Session = nil, nil, ""
+	l.attr.Cloneflags |= unix.CLONE_NEWNS
+	l.cfg.PrivateMounts = true
+}
+
+// cleanPaths returns paths in their clean form: each is joined to the
+// new root's staging directory, where a ".." must not lead out.
+func cleanPaths(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Clean(p)
+	}
+	return out
+}
+
+// expandPaths returns paths clean, each pattern (filepath.Match: "*",
+// "?", "[...]") replaced by the host's paths it matches, now.
+func expandPaths(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		p = filepath.Clean(p)
+		if !strings.ContainsAny(p, "*?[") {
+			out = append(out, p)
+			continue
+		}
+		matches, _ := filepath.Glob(p) // a bad pattern is refused by Validate
+		out = append(out, matches...)
+	}
+	return out
+}
+
+// enterRoot is the init's step: build the root and pivot into it.
+func enterRoot(cfg *initConfig) error {
+	if cfg.Root == nil {
+		return nil
+	}
+	return cfg.Root.enter()
+}
+
+// bindSource is one host path to bind into the root, cloned from the old
+// root before anything covers it.
+type bindSource struct {
+	path     string
+	fd       int
+	readOnly bool
+	dir      bool
+}
+
+// enter builds the root at rootStaging and pivots into it, then covers
+// the hidden paths and returns to the working directory, which must
+// exist in the new root.
+func (r *rootSpec) enter() error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("reading the working directory: %w", err)
+	}
+	links, binds, err := r.sources(cwd)
+	defer func() {
+		for _, b := range binds {
+			unix.Close(b.fd)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", rootStaging, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, rootTmpfs); err != nil {
+		return fmt.Errorf("mounting the new root's tmpfs on %s: %w", rootStaging, err)
+	}
+	if err := r.populate(links, binds); err != nil {
+		return err
+	}
+	if err := pivot(rootStaging); err != nil {
+		return err
+	}
+	for _, h := range r.Hide {
+		if err := hide(h); err != nil {
+			return err
+		}
+	}
+	if err := unix.Chdir(cwd); err != nil {
+		return fmt.Errorf("entering the working directory %s in the new root: %w", cwd, err)
+	}
+	return nil
+}
+
+// sources reads what the root takes from the host: the exposed links as
+// they are, and a clone of every exposed file or directory, device,
+// /proc, the session, and the program and working directory when nothing
+// else brings them in.
+func (r *rootSpec) sources(cwd string) (map[string]string, []bindSource, error) {
+	links := map[string]string{}
+	var binds []bindSource
+	add := func(path string, readOnly bool) error {
+		b, err := cloneSource(path, readOnly)
+		if err == nil {
+			binds = append(binds, b)
+		}
+		return err
+	}
+	for _, p := range r.Expose {
+		st, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return nil, binds, fmt.Errorf("exposing %s: %w", p, err)
+		case st.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return nil, binds, fmt.Errorf("exposing %s: %w", p, err)
+			}
+			links[p] = target
+			continue
+		}
+		if err := add(p, true); err != nil {
+			return nil, binds, err
+		}
+	}
+	for _, d := range rootDevices {
+		if err := add("/dev/"+d, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, binds, err
+		}
+	}
+	if err := add("/proc", false); err != nil {
+		return nil, binds, err
+	}
+	if r.Session != "" {
+		if err := add(r.Session, false); err != nil {
+			return nil, binds, err
+		}
+	}
+	if r.Program != "" && !r.holds(r.Program) {
+		// A program that is not there is the exec's to report (not_found,
+		// 127), as at every other level, not a failure of the root.
+		if err := add(r.Program, true); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, binds, err
+		}
+	}
+	if !r.holds(cwd) {
+		if err := add(cwd, false); err != nil {
+			return nil, binds, err
+		}
+	}
+	return links, binds, nil
+}
+
+// holds reports whether path is in the root without a bind of its own:
+// below an exposed directory or the session.
+func (r *rootSpec) holds(path string) bool {
+	if r.Session != "" && within(path, r.Session) {
+		return true
+	}
+	for _, p := range r.Expose {
+		if within(path, p) {
+			if st, err := os.Lstat(p); err == nil && st.IsDir() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cloneSource clones the mount tree at path (with what is mounted below
+// it), read-only when asked: the flag is set on the detached copy, so
+// none of the source's locked flags needs repeating.
+func cloneSource(path string, readOnly bool) (bindSource, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return bindSource{}, fmt.Errorf("binding %s into the new root: %w", path, err)
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return bindSource{}, fmt.Errorf("cloning %s for the new root: %w", path, err)
+	}
+	b := bindSource{path: path, fd: fd, readOnly: readOnly, dir: st.IsDir()}
+	if readOnly {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			unix.Close(fd)
+			return bindSource{}, fmt.Errorf("making %s read-only for the new root: %w", path, err)
+		}
+	}
+	return b, nil
+}
+
+// populate fills the new root at rootStaging: the links, the binds
+// (outer paths first, so that an inner one is not covered), a /dev of
+// its own, the private scratch directories; then /dev and the root
+// itself become read-only.
+func (r *rootSpec) populate(links map[string]string, binds []bindSource) error {
+	for p, target := range links {
+		at := rootStaging + p
+		if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+			return fmt.Errorf("making the new root's %s: %w", filepath.Dir(p), err)
+		}
+		if err := os.Symlink(target, at); err != nil {
+			return fmt.Errorf("linking the new root's %s to %s: %w", p, target, err)
+		}
+	}
+	if err := mountDev(); err != nil {
+		return err
+	}
+	sort.SliceStable(binds, func(i, j int) bool { return len(binds[i].path) < len(binds[j].path) })
+	private := slices.Clone(r.Private)
+	sort.Strings(private)
+	// The binds that private directories hold (the program, the working
+	// directory below /tmp) go after those directories are mounted.
+	var inPrivate []bindSource
+	for _, b := range binds {
+		if underAny(b.path, private) {
+			inPrivate = append(inPrivate, b)
+			continue
+		}
+		if err := attach(b); err != nil {
+			return err
+		}
+	}
+	for _, d := range private {
+		if err := mountPrivate(rootStaging + d); err != nil {
+			return err
+		}
+	}
+	for _, b := range inPrivate {
+		if err := attach(b); err != nil {
+			return err
+		}
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, rootStaging+"/dev", 0, &attr); err != nil {
+		return fmt.Errorf("making the new root's /dev read-only: %w", err)
+	}
+	return nil
+}
+
+// mountDev gives the new root a /dev of its own: a small tmpfs with
+// mount points for the devices, the usual links, and directories for
+// /dev/shm and /dev/mqueue (private directories at L5 and L6). No
+// pseudo-terminals: a run has none to talk to.
+func mountDev() error {
+	dev := rootStaging + "/dev"
+	if err := os.Mkdir(dev, 0o755); err != nil {
+		return fmt.Errorf("making the new root's /dev: %w", err)
+	}
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, devTmpfs); err != nil {
+		return fmt.Errorf("mounting tmpfs on the new root's /dev: %w", err)
+	}
+	for _, l := range rootDevLinks {
+		if err := os.Symlink(l[1], dev+"/"+l[0]); err != nil {
+			return fmt.Errorf("linking the new root's /dev/%s: %w", l[0], err)
+		}
+	}
+	for _, d := range []string{"shm", "mqueue"} {
+		if err := os.Mkdir(dev+"/"+d, 0o755); err != nil {
+			return fmt.Errorf("making the new root's /dev/%s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// mountPrivate mounts a private scratch tmpfs on dir of the new root.
+func mountPrivate(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("making the new root's %s: %w", strings.TrimPrefix(dir, rootStaging), err)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, privateTmpfs); err != nil {
+		return fmt.Errorf("mounting tmpfs on the new root's %s: %w", strings.TrimPrefix(dir, rootStaging), err)
+	}
+	return nil
+}
+
+// attach moves the clone b to its path in the new root, making the mount
+// point first.
+func attach(b bindSource) error {
+	at := rootStaging + b.path
+	if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+		return fmt.Errorf("making the new root's %s: %w", filepath.Dir(b.path), err)
+	}
+	var err error
+	if b.dir {
+		err = os.Mkdir(at, 0o755)
+	} else {
+		var f *os.File
+		if f, err = os.OpenFile(at, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+			f.Close()
+		}
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("making the new root's mount point %s: %w", b.path, err)
+	}
+	if err := unix.MoveMount(b.fd, "", unix.AT_FDCWD, at, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("binding %s into the new root: %w", b.path, err)
+	}
+	return nil
+}
+
+// pivot makes newRoot the root and unmounts the old one (runc's
+// pivot_root(".", "."): no directory is needed for the old root, which
+// is stacked on the new one until it is unmounted), then makes the new
+// root's own tmpfs read-only.
+func pivot(newRoot string) error {
+	oldRoot, err := unix.Open("/", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening the old root: %w", err)
+	}
+	defer unix.Close(oldRoot)
+	if err := unix.Chdir(newRoot); err != nil {
+		return fmt.Errorf("entering the new root: %w", err)
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivoting into the new root: %w", err)
+	}
+	if err := unix.Fchdir(oldRoot); err != nil {
+		return fmt.Errorf("returning to the old root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmounting the old root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return fmt.Errorf("entering the new root: %w", err)
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &attr); err != nil {
+		return fmt.Errorf("making the new root read-only: %w", err)
+	}
+	return nil
+}
