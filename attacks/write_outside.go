@@ -21,8 +21,12 @@ func init() {
 // writeOutside's target belongs to the program's host identity, as a
 // user's own files belong to the user who runs the agent, and lies
 // outside every hidden and private directory: only what restricts the
-// filesystem beyond ownership (Landlock) stands in the way.
+// filesystem beyond ownership stands in the way. At L6 that is first the
+// allowlist root, where the file is absent, and Landlock behind it; the
+// judge names the one the host saw (the program's root), not the one the
+// policy lists first.
 type writeOutside struct {
+	rootWatch
 	path, before string
 }
 
@@ -52,5 +56,14 @@ func (w *writeOutside) judge(e *env) verdict {
 	if err == nil && string(b) != w.before {
 		return escaped("%s changed on the host (%d bytes now)", w.path, len(b))
 	}
-	return e.layer(e.policy.Hardened.Landlock, "Landlock", "%s unchanged; %s", w.path, strings.TrimSpace(e.res.Stdout))
+	out := strings.TrimSpace(e.res.Stdout)
+	if own, note := w.ownRoot(e); own {
+		switch {
+		case strings.Contains(out, "No such file or directory"):
+			return e.layer(true, "allowlist root: the file is absent", "%s unchanged; %s%s", w.path, out, note)
+		case strings.Contains(out, "Read-only file system"):
+			return e.layer(true, "allowlist root: bound read-only", "%s unchanged; %s%s", w.path, out, note)
+		}
+	}
+	return e.layer(e.policy.Hardened.Landlock, "Landlock", "%s unchanged; %s", w.path, out)
 }

@@ -21,8 +21,10 @@ var landlockFS = &Check{
 	Body: func(t *T) {
 		// A user's file outside the session, which the program's identity
 		// owns and may write, outside every hidden or private directory:
-		// only Landlock stands in the way. The network namespace is taken
-		// away, so that a TCP connect meets Landlock alone.
+		// only Landlock stands in the way. The allowlist root is taken
+		// away (in it the file would be absent, and Landlock never asked),
+		// and so is the network namespace, so that a TCP connect meets
+		// Landlock alone; the root has checks of its own.
 		dir := t.ownedDir("shared")
 		notes, secret := filepath.Join(dir, "notes.txt"), filepath.Join(dir, "secret.txt")
 		t.ownedFile(notes, "# notes\n")
@@ -31,7 +33,10 @@ var landlockFS = &Check{
 		hp, err := evidence.StartHoneypot()
 		assert.NilError(t, err)
 		t.Cleanup(hp.Close)
-		p := Preset(6, func(p *sandbox.Policy) { p.Network.Isolate = false })
+		p := Preset(6, func(p *sandbox.Policy) {
+			p.Filesystem.Expose = nil
+			p.Network.Isolate = false
+		})
 		res := t.runPython(p, sandbox.Command{}, `
 import os, socket, sys
 notes, secret, port = sys.argv[1], sys.argv[2], int(sys.argv[3])

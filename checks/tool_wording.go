@@ -29,7 +29,10 @@ var toolWording = &Check{
 			// lowest CPU limit there is (1 s) stops the loop in half the
 			// CPU of the preset's.
 			{sandbox.ReasonCPU, "CPU limit", Preset(1, TimeLimits(cpuBound), cpuLimits(time.Second, 2*time.Second)), 0, "while True: pass"},
-			{sandbox.ReasonMemory, "out of memory", Preset(1), 0, "b = bytearray(512 << 20)"},
+			// On a loaded machine Python's start alone can outlast the
+			// preset's 1.5 s clock (seen in mutation runs at load 13),
+			// which would word the stop as a timeout.
+			{sandbox.ReasonMemory, "out of memory", Preset(1, TimeLimits(5*time.Second)), 0, "b = bytearray(512 << 20)"},
 			// The process cap's monitor stops the bomb; on a loaded machine
 			// its forks can take longer than the preset's 1.5 s clock,
 			// which would word the stop as a timeout.

@@ -347,6 +347,10 @@ func unexpectedLines(m *report.Mutation) string {
 	for _, d := range m.Defects {
 		if len(d.Unexpected) > 0 {
 			fmt.Fprintf(&b, "%s %s: %s\n", d.ID, d.Outcome, strings.Join(d.Unexpected, "; "))
+			// What the host saw, so that a failure in CI's log says why.
+			for _, s := range d.Seen {
+				fmt.Fprintf(&b, "  %s %s: %s\n", s.Probe, s.Verdict, s.Evidence)
+			}
 		}
 	}
 	return b.String()
