@@ -73,7 +73,7 @@ func TestForkLoopNeverPassesTheCap(t *testing.T) {
 		seen, _ := peak.Stop()
 		left := killTagged(tok)
 		assert.Check(t, is.Equal(left, 0), "run %d left processes behind", i)
-		assert.Check(t, res.PidsPeak > 1 && res.PidsPeak <= capped, "run %d: the kernel counted %d processes at once (cap %d)", i, res.PidsPeak, capped)
+		assert.Check(t, res.PidsPeak > 1 && res.PidsPeak <= capped, "run %d: the kernel counted %d processes at once (cap %d); the run ended %s after %v (cpu %v)", i, res.PidsPeak, capped, res.Reason, res.Wall.Round(time.Millisecond), res.CPU.Round(time.Millisecond))
 		assert.Check(t, int(seen) <= capped, "run %d: the host saw %d processes at once (cap %d)", i, seen, capped)
 		kernelMax, hostMax = max(kernelMax, res.PidsPeak), max(hostMax, int(seen))
 		refused += res.ForksRefused
@@ -146,8 +146,9 @@ func TestManyHardenedRunsAtOnce(t *testing.T) {
 		}
 		reasons[name][o.res.Reason]++
 		if why := kinds[o.kind].judge(o.res); why != "" {
-			t.Errorf("%s: want %s, got %s (exit %d, wall %v, pids peak %d, stdout %d bytes, stderr %q)",
-				name, why, o.res.Reason, o.res.ExitCode, o.res.Wall.Round(time.Millisecond), o.res.PidsPeak, len(o.res.Stdout), tail(o.res.Stderr))
+			t.Errorf("%s: want %s, got %s (exit %d, wall %v, cpu %v, run-queue wait %v over %d tasks, stopped by %q, pids peak %d, stdout %d bytes, stderr %q)",
+				name, why, o.res.Reason, o.res.ExitCode, o.res.Wall.Round(time.Millisecond), o.res.CPU.Round(time.Millisecond),
+				o.res.RunQueueWait.Round(time.Millisecond), o.res.RunQueueTasks, o.res.StoppedBy, o.res.PidsPeak, len(o.res.Stdout), tail(o.res.Stderr))
 		}
 	}
 	assert.Check(t, is.Len(alive(tok), 0), "processes of the runs still alive")
