@@ -159,7 +159,7 @@ func TestMutateSelectionIsSound(t *testing.T) {
 		m := roundTrip(t, mutate(t, func(r *Runner) {
 			r.Suites, r.Only, r.NoSelect = []verdict.Suite{verdict.Hardening}, strings.Split(only, ","), noSelect
 		}))
-		assert.Assert(t, is.Equal(ExitCode(m), verdict.ExitOK))
+		assert.Assert(t, is.Equal(ExitCode(m), verdict.ExitOK), "baseline problems: %v; per defect:\n%s", m.Baseline.Problems, unexpectedLines(m))
 		return m
 	}
 	sel, all := mutation(false), mutation(true)

@@ -75,6 +75,7 @@ func workerMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
+	res.Starved = int(sandbox.StarvedRuns()) // this process ran the probe alone
 	if *cover {
 		reached, err := mutants.Reached()
 		if err != nil {

@@ -89,6 +89,13 @@ type Result struct {
 	// can exceed Wall.
 	RunQueueWait  time.Duration
 	RunQueueTasks int
+	// Starved is true for a run stopped at its time limit whose threads
+	// had, on average, waited for a CPU for at least half the limit
+	// (RunQueueWait / RunQueueTasks >= Policy.TimeLimit / 2): the clock ran
+	// out while the program was kept from running, by a busy machine or by
+	// its own other threads. The stop stands; it only says the timeout is
+	// no measure of the program's own speed (see StarvedRuns).
+	Starved bool
 	// OOM is true when the program ran out of memory: with a control
 	// group (L6) when the kernel's OOM killer killed one of its processes,
 	// as the kernel counts it; without one, when the error text says so, a
@@ -164,6 +171,7 @@ type resultJSON struct {
 	KillLateMS      *int64     `json:"kill_late_ms,omitempty"`
 	RunQueueWaitMS  *int64     `json:"run_queue_wait_ms,omitempty"`
 	RunQueueTasks   *int       `json:"run_queue_tasks,omitempty"`
+	Starved         bool       `json:"starved,omitempty"`
 	OOM             bool       `json:"oom"`
 	Stdout          string     `json:"stdout"`
 	Stderr          string     `json:"stderr"`
@@ -203,7 +211,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(resultJSON{
 		Level: r.Level, Reason: r.Reason, Message: r.Message, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, StoppedBy: r.StoppedBy, KillLateMS: late, RunQueueWaitMS: wait, RunQueueTasks: tasks,
+		TimedOut: r.TimedOut, StoppedBy: r.StoppedBy, KillLateMS: late, RunQueueWaitMS: wait, RunQueueTasks: tasks, Starved: r.Starved,
 		OOM: r.OOM, Stdout: r.Stdout, Stderr: r.Stderr,
 		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
 		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,

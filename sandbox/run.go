@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -321,6 +322,9 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	if res.Reason == ReasonTimeout {
 		res.KillLate = o.wall - p.TimeLimit()
 		res.RunQueueWait, res.RunQueueTasks = o.used.runQueue, o.used.tasks
+		if res.Starved = starved(o.used, p.TimeLimit()); res.Starved {
+			starvedRuns.Add(1)
+		}
 	}
 	res.Network, res.NetworkDropped = o.network, o.networkDropped
 	return res, nil
@@ -713,3 +717,19 @@ func classify(p Policy, stoppedBy Reason, ws syscall.WaitStatus, res *Result) Re
 	}
 	return ReasonExited
 }
+
+// starved says whether a run stopped at limit had been kept from running
+// for most of it: its threads' mean run-queue wait is half the limit or
+// more (see Result.Starved).
+func starved(u usage, limit time.Duration) bool {
+	return u.tasks > 0 && limit > 0 && u.runQueue/time.Duration(u.tasks) >= limit/2
+}
+
+// starvedRuns counts this process's runs that ended starved.
+var starvedRuns atomic.Int64
+
+// StarvedRuns is how many runs of this process so far were stopped at
+// their time limit starved of CPU (Result.Starved). A harness that runs
+// one probe per process reads it to tell a verdict the machine's load
+// decided from one the sandbox did, and to run such a probe again.
+func StarvedRuns() int64 { return starvedRuns.Load() }

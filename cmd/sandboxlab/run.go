@@ -221,6 +221,9 @@ func statusLine(r *sandbox.Result) string {
 	if r.TimedOut {
 		b.WriteString(", timed out")
 	}
+	if r.Starved {
+		fmt.Fprintf(&b, " starved (the machine was busy: %d ms waiting for a CPU over %d threads)", r.RunQueueWait.Milliseconds(), r.RunQueueTasks)
+	}
 	if r.OOM {
 		b.WriteString(", out of memory")
 	}

@@ -264,6 +264,14 @@ func headline(p sandbox.Policy, res *sandbox.Result) string {
 		if d := p.TimeLimit(); d > 0 {
 			limit = fmt.Sprintf("the time limit: the run took longer than %s (wall clock)", seconds(d))
 		}
+		if res.Starved {
+			// The clock, not the program, was slow: saying "find a faster
+			// method" would send the model after a fault its code lacks.
+			return fmt.Sprintf("Error: stopped at %s and was killed, so any output is incomplete. "+
+				"The machine was busy: the program spent %s of that time waiting for a processor instead of running. "+
+				"What to try: the same call again; if it stops here again, a faster method, less data, "+
+				"or the work split over several calls with partial results saved in files.", limit, seconds((res.RunQueueWait / time.Duration(max(res.RunQueueTasks, 1))).Round(10*time.Millisecond)))
+		}
 		return fmt.Sprintf("Error: stopped at %s and was killed, so any output is incomplete. "+
 			"What to try: a faster method (a formula instead of a loop, a better algorithm), less data, "+
 			"or the work split over several calls with partial results saved in files.", limit)

@@ -1,0 +1,69 @@
+package sandbox
+
+import (
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// TestStarvedTimeout: a run stopped at its time limit says whether it was
+// starved of CPU, from the kernel's run-queue counts. The program pins
+// itself to CPU 0 and loops; beside six busy loops pinned there too it
+// gets about a seventh of the core and waits for it the rest of the time
+// (far above the half the flag needs, and more load only adds to it). A
+// program that sleeps to the same limit waits for no CPU: not starved.
+func TestStarvedTimeout(t *testing.T) {
+	hardenedHere(t)
+	root := testRoot(t)
+	p := MustPreset(6)
+
+	asleep := runPy(t, root, p, Command{}, "import time\ntime.sleep(30)")
+	assert.Check(t, is.Equal(asleep.Reason, ReasonTimeout))
+	assert.Check(t, !asleep.Starved, "a sleeping program read as starved: waited %v over %d threads", asleep.RunQueueWait, asleep.RunQueueTasks)
+
+	var cpu0 unix.CPUSet
+	cpu0.Set(0)
+	for range 6 {
+		cmd := exec.Command("/bin/sh", "-c", "while :; do :; done")
+		// A session each: with autogroup scheduling the kernel shares a
+		// core between sessions first, so six loops of one session would
+		// take only half of it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		assert.NilError(t, cmd.Start())
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+		assert.NilError(t, unix.SchedSetaffinity(cmd.Process.Pid, &cpu0))
+	}
+	crowded := runPy(t, root, p, Command{}, "import os\nos.sched_setaffinity(0, {0})\nwhile True: pass")
+	assert.Check(t, is.Equal(crowded.Reason, ReasonTimeout), "cpu %v", crowded.CPU)
+	assert.Check(t, crowded.Starved, "a program crowded off its core read as not starved: waited %v over %d threads in %v (cpu %v)",
+		crowded.RunQueueWait, crowded.RunQueueTasks, crowded.Wall, crowded.CPU)
+	t.Logf("asleep: waited %v; crowded: waited %v over %d threads in %v, cpu %v",
+		asleep.RunQueueWait.Round(time.Millisecond), crowded.RunQueueWait.Round(time.Millisecond), crowded.RunQueueTasks,
+		crowded.Wall.Round(time.Millisecond), crowded.CPU.Round(time.Millisecond))
+}
+
+// TestStarvedNeedsHalfTheLimit: the rule itself, at its edges.
+func TestStarvedNeedsHalfTheLimit(t *testing.T) {
+	limit := 2 * time.Second
+	for _, c := range []struct {
+		u    usage
+		want bool
+	}{
+		{usage{runQueue: time.Second, tasks: 1}, true},
+		{usage{runQueue: time.Second - time.Millisecond, tasks: 1}, false},
+		{usage{runQueue: 3 * time.Second, tasks: 4}, false}, // a mean of 750 ms
+		{usage{runQueue: 4 * time.Second, tasks: 4}, true},
+		{usage{runQueue: time.Hour, tasks: 0}, false}, // nothing read
+	} {
+		assert.Check(t, is.Equal(starved(c.u, limit), c.want), "%+v", c.u)
+	}
+	assert.Check(t, !starved(usage{runQueue: time.Hour, tasks: 1}, 0), "no limit, no starving")
+}
