@@ -67,3 +67,26 @@ func TestStarvedNeedsHalfTheLimit(t *testing.T) {
 	}
 	assert.Check(t, !starved(usage{runQueue: time.Hour, tasks: 1}, 0), "no limit, no starving")
 }
+
+// TestShortProgramBesideBusyLoops: a short program beside eight busy
+// loops, each a process in a session of its own, exits with its answer,
+// or at worst is starved: never a plain timeout, which would tell the
+// model its code was slow.
+func TestShortProgramBesideBusyLoops(t *testing.T) {
+	hardenedHere(t)
+	root := testRoot(t)
+	for range 8 {
+		cmd := exec.Command("/bin/sh", "-c", "while :; do :; done")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		assert.NilError(t, cmd.Start())
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+	}
+	for i := range 5 {
+		res := runPy(t, root, MustPreset(6), Command{}, "print(sum(range(1000)))")
+		ok := res.Reason == ReasonExited && res.ExitCode == 0 && res.Stdout == "499500\n" || res.Reason == ReasonTimeout && res.Starved
+		assert.Check(t, ok, "run %d: %s (exit %d) in %v, waited %v for a CPU over %d threads", i, res.Reason, res.ExitCode, res.Wall, res.RunQueueWait, res.RunQueueTasks)
+	}
+}
