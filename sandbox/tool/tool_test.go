@@ -39,7 +39,9 @@ func newSession(t *testing.T, p sandbox.Policy, quota int64) *sandbox.Session {
 }
 
 // relaxed is level n with the wall clock and the watchdog raised to 10 s,
-// for programs that must meet another limit first even on a busy machine.
+// for programs that must meet another limit first, or end by themselves,
+// even on a busy machine (a 1.5 s clock timed them out in CI's parallel
+// package tests).
 func relaxed(n int) sandbox.Policy {
 	p := sandbox.MustPreset(n)
 	p.Limits.Wall, p.Watchdog = 10*time.Second, 10*time.Second
@@ -93,7 +95,7 @@ func TestCarefulStopReasons(t *testing.T) {
 		},
 		{
 			name:   "memory",
-			policy: sandbox.MustPreset(1),
+			policy: relaxed(1),
 			code:   "bytearray(300 << 20)",
 			want: "Error: out of memory: the program asked for more than the 256 MiB of memory it may have. " +
 				"What to try: do not build big lists, strings or arrays; compute the answer with arithmetic, " +
@@ -119,7 +121,7 @@ func TestCarefulStopReasons(t *testing.T) {
 		},
 		{
 			name:   "refused",
-			policy: sandbox.MustPreset(5),
+			policy: relaxed(5),
 			quota:  64 << 10,
 			before: "open('big', 'wb').write(b'x' * (1 << 20))",
 			code:   "print('never')",
@@ -153,7 +155,7 @@ func TestCarefulStopReasons(t *testing.T) {
 // TestCarefulDeleteLiftsRefusal follows the refused reply's advice: the
 // delete operation frees the quota and the next run goes through.
 func TestCarefulDeleteLiftsRefusal(t *testing.T) {
-	s := newSession(t, sandbox.MustPreset(5), 64<<10)
+	s := newSession(t, relaxed(5), 64<<10)
 	careful := tool.NewCareful(s)
 	call(t, careful, "open('big', 'wb').write(b'x' * (1 << 20))")
 	assert.Equal(t, call(t, careful, "print('hello')").Status.Reason, "refused")
@@ -173,7 +175,7 @@ func TestCarefulDeleteLiftsRefusal(t *testing.T) {
 // status is an error, the streams stay apart, output is labelled as data,
 // and nothing the program prints can pass for a line of the tool's own.
 func TestCarefulErrors(t *testing.T) {
-	s := newSession(t, sandbox.MustPreset(5), 0)
+	s := newSession(t, relaxed(5), 0)
 	careful := tool.NewCareful(s)
 
 	r := call(t, careful, "numbers = range(1, 11)\nprint('partial')\ntotal = sum(n * n for n in numbres)")
