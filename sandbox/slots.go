@@ -108,6 +108,12 @@ const slotPoll = 10 * time.Millisecond
 // takeSlot waits for a slot of the host's, at most wait, or until ctx
 // ends. It returns the function that gives the slot back and how long
 // it waited.
+//
+// A run that finds every slot held joins the queue: it blocks in the
+// kernel on the queue file's lock, and only the holder of that lock looks
+// at the slots, every slotPoll. So a hundred waiting processes cost one
+// poller's CPU, not a hundred (polling them all took the CPU from the runs
+// holding the slots, whose clocks were running).
 func takeSlot(ctx context.Context, wait time.Duration) (release func(), queued time.Duration, err error) {
 	dir, err := slotsDir()
 	if err != nil {
@@ -115,25 +121,88 @@ func takeSlot(ctx context.Context, wait time.Duration) (release func(), queued t
 	}
 	n := maxRunning()
 	began := time.Now()
-	deadline := began.Add(wait)
-	for attempt := 0; ; attempt++ {
+	if f, err := tryAnySlot(dir, n); err != nil || f != nil {
+		return slotRelease(f), 0, err
+	}
+	busy := func() error {
+		return fmt.Errorf("%w for %v (%d slots in %s)", errBusy, wait.Round(time.Millisecond), n, dir)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	leave, err := joinQueue(ctx, dir, timer.C)
+	if err != nil {
+		if errors.Is(err, errTimedOut) {
+			err = busy()
+		}
+		return nil, time.Since(began), err
+	}
+	defer leave()
+	for {
 		f, err := tryAnySlot(dir, n)
-		if err != nil {
-			return nil, time.Since(began), err
+		if err != nil || f != nil {
+			return slotRelease(f), time.Since(began), err
 		}
-		if f != nil {
-			return func() { f.Close() }, time.Since(began), nil
-		}
-		if !time.Now().Before(deadline) {
-			return nil, time.Since(began), fmt.Errorf("%w for %v (%d slots in %s)", errBusy, wait.Round(time.Millisecond), n, dir)
-		}
-		// Jittered, so that waiters started together do not look together.
+		// Jittered, so that the poller does not look in step with the
+		// runs' ends.
 		pause := time.Duration(1+rand.IntN(int(slotPoll/time.Millisecond))) * time.Millisecond
 		select {
 		case <-ctx.Done():
 			return nil, time.Since(began), ctx.Err()
+		case <-timer.C:
+			return nil, time.Since(began), busy()
 		case <-time.After(pause):
 		}
+	}
+}
+
+// slotRelease is the function that gives f's slot back (nil for none).
+func slotRelease(f *os.File) func() {
+	if f == nil {
+		return nil
+	}
+	return func() { f.Close() }
+}
+
+var errTimedOut = errors.New("timed out")
+
+// joinQueue blocks until this run heads the queue of dir (it holds the
+// queue file's lock), until ctx ends, or until expired fires
+// (errTimedOut). It returns the function that leaves the queue. A waiter
+// that gives up leaves its lock request to a goroutine that drops the lock
+// as soon as the kernel grants it.
+func joinQueue(ctx context.Context, dir string, expired <-chan time.Time) (leave func(), err error) {
+	q, err := openSlot(filepath.Join(dir, "queue"))
+	if err != nil {
+		return nil, err
+	}
+	got := make(chan error, 1)
+	go func() {
+		for {
+			err := unix.Flock(int(q.Fd()), unix.LOCK_EX)
+			if err != unix.EINTR {
+				got <- err
+				return
+			}
+		}
+	}()
+	abandon := func(err error) (func(), error) {
+		go func() {
+			<-got
+			q.Close()
+		}()
+		return nil, err
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			q.Close()
+			return nil, fmt.Errorf("waiting in the run queue of %s: %w", dir, err)
+		}
+		return func() { q.Close() }, nil
+	case <-ctx.Done():
+		return abandon(ctx.Err())
+	case <-expired:
+		return abandon(errTimedOut)
 	}
 }
 
