@@ -91,6 +91,22 @@ func TestJudgeMemoryHog(t *testing.T) {
 	assert.Check(t, is.Contains(v.evidence, "does not say memory"))
 }
 
+// TestMemoryFanoutCountsWhatWasHeldAtOnce: a look that read a process
+// holding 200 MiB and then, the process killed by the limit, the next one
+// holding the same memory counts once; processes that hold their memory
+// across two looks count in full.
+func TestMemoryFanoutCountsWhatWasHeldAtOnce(t *testing.T) {
+	const mib = 1 << 20
+	raced := map[int]int64{10: 200 * mib, 11: 200 * mib}
+	after := map[int]int64{11: 200 * mib}
+	assert.Check(t, is.Equal(heldAtOnce(raced, after), int64(200*mib)))
+	assert.Check(t, is.Equal(heldAtOnce(nil, raced), int64(0)), "one look proves nothing")
+	holding := map[int]int64{10: 200 * mib, 11: 190 * mib, 12: 200 * mib}
+	assert.Check(t, is.Equal(heldAtOnce(holding, holding), int64(590*mib)))
+	growing := map[int]int64{10: 100 * mib, 11: 190 * mib, 12: 200 * mib}
+	assert.Check(t, is.Equal(heldAtOnce(growing, holding), int64(490*mib)))
+}
+
 func TestJudgeOutputFlood(t *testing.T) {
 	// More than the cap came back.
 	e := judged(t, 1, sandbox.Result{Stdout: strings.Repeat("x", outputCapChars+1), StdoutBytes: 50 << 20})

@@ -28,8 +28,16 @@ const (
 
 // memoryFanout's evidence is the sum of the private resident memory
 // (RssAnon) of its processes, sampled by the host while they hold it.
+// One look reads the processes one after another, so a process read
+// holding its memory and then killed by a memory limit, its memory going
+// to the next process read, would count twice; so each process counts
+// with the least of two looks in a row. Its program's processes each
+// take their memory once and keep it until they end, so a process that
+// held m at both looks held it in between, at the moment the other
+// processes were read: what the sum counts was held at once.
 type memoryFanout struct {
 	peak int64
+	last map[int]int64 // RssAnon by PID at the previous look
 }
 
 // setup pushes the wall clock back (and the watchdog with it), as the
@@ -51,12 +59,25 @@ func (m *memoryFanout) setup(e *env) error {
 const fanoutWall = 10 * time.Second
 
 func (m *memoryFanout) watch(_ *env, _ time.Time, procs []procfs.Proc) bool {
-	var sum int64
+	now := make(map[int]int64, len(procs))
 	for _, p := range procs {
-		sum += evidence.StatusKB(p.PID, "RssAnon") << 10
+		now[p.PID] = evidence.StatusKB(p.PID, "RssAnon") << 10
 	}
-	m.peak = max(m.peak, sum)
+	m.peak = max(m.peak, heldAtOnce(m.last, now))
+	m.last = now
 	return m.peak > runMemory+countedTwice
+}
+
+// heldAtOnce sums, over the processes of two looks in a row, the least
+// memory each held at the two.
+func heldAtOnce(before, now map[int]int64) int64 {
+	var sum int64
+	for pid, n := range now {
+		if b, ok := before[pid]; ok {
+			sum += min(b, n)
+		}
+	}
+	return sum
 }
 
 func (m *memoryFanout) judge(e *env) verdict {
