@@ -73,6 +73,13 @@ type Task struct {
 	// --repeat): the report judges by the first and lists the others'
 	// verdicts when they differ.
 	Repeat int
+	// Slots is how many of the host's run slots the worker's runs may
+	// use (sandbox.SetMaxRunning; 0: the default), set by the runner to
+	// its job count: the pool already shares the cores among its probes by
+	// what they cost, and many of them wait on clocks, so the default
+	// slots (two per CPU) would queue behind those waits the probes the
+	// pool lets run.
+	Slots int
 }
 
 // ProbeResult is what a worker prints on its standard output: the
@@ -162,6 +169,7 @@ func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 
 // runTaskOnce runs one task in a worker once and reads its verdict.
 func (r *Runner) runTaskOnce(ctx context.Context, t Task) probeRun {
+	t.Slots = r.Jobs
 	w := runWorker(ctx, r.Timeout, t.Probe, func(ctx context.Context) *exec.Cmd { return r.Worker(ctx, t) })
 	out := probeRun{err: w.err, hung: w.hung, wall: w.wall, cpu: w.cpu}
 	if w.err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"sandboxlab/attacks"
@@ -40,6 +41,9 @@ func WorkerCommand(ctx context.Context, t Task) *exec.Cmd {
 	if t.Plain {
 		args = append(args, "--plain")
 	}
+	if t.Slots > 0 {
+		args = append(args, "--slots", strconv.Itoa(t.Slots))
+	}
 	return reexec.CommandContext(ctx, workerName, args...)
 }
 
@@ -52,8 +56,12 @@ func workerMain(args []string) int {
 	cover := fs.Bool("cover", false, "record the planted sites the probe reaches")
 	without := fs.String("without", "", "a layer to take away from every policy the probe runs")
 	plain := fs.Bool("plain", false, "undo the layers a check takes away on purpose")
+	slots := fs.Int("slots", 0, "how many of the host's run slots the probe's runs may use (0: the default)")
 	if err := fs.Parse(args); err != nil {
 		return verdict.ExitInternal
+	}
+	if *slots > 0 {
+		sandbox.SetMaxRunning(*slots)
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", workerName, *probe, err)
