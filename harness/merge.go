@@ -128,7 +128,45 @@ func mergedRun(shards []*report.Mutation) report.RunInfo {
 		slices.SortStableFunc(reused.Rejudged, func(a, b string) int { return defectIndex(a) - defectIndex(b) })
 		run.Reused = &reused
 	}
+	run.KillLate, run.Starved = mergedStops(shards)
 	return run
+}
+
+// mergedStops are the shards' timeouts as one run's: the first shard's
+// baseline (every shard ran it; the merged report keeps the first's) and
+// every shard's defects.
+func mergedStops(shards []*report.Mutation) ([]report.KillLate, []report.StarvedProbe) {
+	byLevel := map[int]*report.KillLate{}
+	var levels []int
+	var starved []report.StarvedProbe
+	for i, s := range shards {
+		for _, k := range s.Run.KillLate {
+			m := byLevel[k.Level]
+			if m == nil {
+				m = &report.KillLate{Level: k.Level, BaselineMS: []int64{}, DefectsMS: []int64{}}
+				byLevel[k.Level] = m
+				levels = append(levels, k.Level)
+			}
+			if i == 0 {
+				m.BaselineMS, m.BaselineBackstop = k.BaselineMS, k.BaselineBackstop
+			}
+			m.DefectsMS = append(m.DefectsMS, k.DefectsMS...)
+			m.DefectsBackstop += k.DefectsBackstop
+		}
+		for _, p := range s.Run.Starved {
+			if p.Defect != "" || i == 0 {
+				starved = append(starved, p)
+			}
+		}
+	}
+	slices.Sort(levels)
+	var kl []report.KillLate
+	for _, l := range levels {
+		slices.Sort(byLevel[l].DefectsMS)
+		kl = append(kl, *byLevel[l])
+	}
+	slices.SortStableFunc(starved, func(a, b report.StarvedProbe) int { return starvedOrder(a.Defect) - starvedOrder(b.Defect) })
+	return kl, starved
 }
 
 // sameRun reports how two shards' runs differ, if they do.

@@ -100,6 +100,19 @@ type ProbeResult struct {
 	// the machine's load, not the sandbox, and the runner runs the probe
 	// once more (see runTask).
 	Starved int `json:"starved,omitempty"`
+	// Timeouts are the probe's runs stopped at their time limit
+	// (sandbox.Timeouts): how late each kill landed.
+	Timeouts []ProbeTimeout `json:"timeouts,omitempty"`
+}
+
+// ProbeTimeout is one run of a probe stopped at its time limit.
+type ProbeTimeout struct {
+	Level  int   `json:"level"`
+	LateMS int64 `json:"late_ms"`
+	// Backstop is set when the supervisor's backstop ended the run, the
+	// init not having done so at the deadline (L6).
+	Backstop bool `json:"backstop,omitempty"`
+	Starved  bool `json:"starved,omitempty"`
 }
 
 // failing says whether the probe's verdict is a failure: a failed check
@@ -150,10 +163,13 @@ type probeRun struct {
 // again; load rarely starves the same probe twice.
 func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 	first := r.runTaskOnce(ctx, t)
-	if first.result == nil || !first.result.failing() || first.result.Starved == 0 || ctx.Err() != nil {
+	rerun := first.result != nil && first.result.failing() && first.result.Starved > 0 && ctx.Err() == nil
+	r.stops.add(t, first.result, rerun)
+	if !rerun {
 		return first
 	}
 	again := r.runTaskOnce(ctx, t)
+	r.stops.add(t, again.result, false)
 	again.wall += first.wall
 	again.cpu += first.cpu
 	if again.result != nil {

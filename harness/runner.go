@@ -122,6 +122,9 @@ type Runner struct {
 	// Since, if set, runs only the defects a diff touches (mutate
 	// --since): a partial run, whose gate covers only what ran.
 	Since *Since
+
+	// stops gathers the run's timeouts (set by Run).
+	stops *stops
 }
 
 // Shard is the K-th of N stable slices of the defects (1 <= K <= N).
@@ -180,6 +183,8 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 		cores = float64(runtime.NumCPU())
 	}
 	pl := newPool(r.Jobs, cores)
+	r.stops = newStops()
+	defer func() { r.stops = nil }()
 	watch, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go pl.watchNeighbours(watch)
@@ -218,6 +223,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 	if ru != nil {
 		m.Run.Reused = ru.summary(m, base.reused)
 	}
+	m.Run.KillLate, m.Run.Starved = r.stops.report()
 	finish(m, r.FailOn)
 	m.MS = time.Since(start).Milliseconds()
 	return m, nil

@@ -59,3 +59,58 @@ func TestStarvedFailureRunsTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestStopsGathered: the runs stopped at their time limit that workers
+// report are gathered by level, the baseline's apart from the defects',
+// with the backstop's count; the starved probes are listed, the one that
+// failed starved marked as run twice; and merging shards keeps the first
+// shard's baseline and every shard's defects.
+func TestStopsGathered(t *testing.T) {
+	results := map[string]ProbeResult{
+		"a": {Check: &report.Check{ID: "a", Passed: true}, Timeouts: []ProbeTimeout{{Level: 6, LateMS: 3}, {Level: 5, LateMS: 40}}},
+		"b": {Check: &report.Check{ID: "b", Passed: true}, Timeouts: []ProbeTimeout{{Level: 6, LateMS: 260, Backstop: true}}},
+		// Fails starved on its first run, then passes.
+		"c": {Check: &report.Check{ID: "c"}, Starved: 1, Timeouts: []ProbeTimeout{{Level: 6, LateMS: 1, Starved: true}}},
+	}
+	dir := t.TempDir()
+	calls := map[string]int{}
+	r := &Runner{Timeout: time.Minute, Worker: func(ctx context.Context, task Task) *exec.Cmd {
+		res := results[task.Probe]
+		if task.Probe == "c" && calls["c"] > 0 {
+			res = ProbeResult{Check: &report.Check{ID: "c", Passed: true}}
+		}
+		calls[task.Probe]++
+		b, err := json.Marshal(res)
+		assert.NilError(t, err)
+		path := filepath.Join(dir, fmt.Sprint(task.Probe, calls[task.Probe]))
+		assert.NilError(t, os.WriteFile(path, b, 0o644))
+		return exec.CommandContext(ctx, "cat", path)
+	}}
+	r.stops = newStops()
+	for _, task := range []Task{{Probe: "a"}, {Probe: "b", Defect: "fail_open"}, {Probe: "c", Defect: "no_sweep"}, {Probe: "a", Without: "seccomp"}} {
+		assert.NilError(t, r.runTask(context.Background(), task).err)
+	}
+	kl, starved := r.stops.report()
+	assert.Check(t, is.DeepEqual(kl, []report.KillLate{
+		{Level: 5, BaselineMS: []int64{40}, DefectsMS: []int64{40}},
+		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 260}, DefectsBackstop: 1},
+	}))
+	assert.Check(t, is.DeepEqual(starved, []report.StarvedProbe{{Probe: "c", Defect: "no_sweep", Runs: 1, RanTwice: true}}))
+	assert.Check(t, is.Equal(kl[1].Percentile(50), int64(3)))
+	assert.Check(t, is.Equal(kl[1].Percentile(99), int64(260)))
+
+	shard := func(kl []report.KillLate, starved []report.StarvedProbe) *report.Mutation {
+		return &report.Mutation{Run: &report.RunInfo{KillLate: kl, Starved: starved}}
+	}
+	mkl, mstarved := mergedStops([]*report.Mutation{
+		shard(kl, starved),
+		shard([]report.KillLate{{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{7}}, {Level: 1, BaselineMS: []int64{}, DefectsMS: []int64{9}, DefectsBackstop: 0}},
+			[]report.StarvedProbe{{Probe: "a", Runs: 1}, {Probe: "b", Defect: "fail_open", Runs: 2}}),
+	})
+	assert.Check(t, is.DeepEqual(mkl, []report.KillLate{
+		{Level: 1, BaselineMS: []int64{}, DefectsMS: []int64{9}},
+		{Level: 5, BaselineMS: []int64{40}, DefectsMS: []int64{40}},
+		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 7, 260}, DefectsBackstop: 1},
+	}))
+	assert.Check(t, is.DeepEqual(mstarved, []report.StarvedProbe{{Probe: "b", Defect: "fail_open", Runs: 2}, {Probe: "c", Defect: "no_sweep", Runs: 1, RanTwice: true}}))
+}

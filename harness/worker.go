@@ -83,7 +83,13 @@ func workerMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	res.Starved = int(sandbox.StarvedRuns()) // this process ran the probe alone
+	for _, to := range sandbox.Timeouts() { // this process ran the probe alone
+		res.Timeouts = append(res.Timeouts, ProbeTimeout{Level: to.Level, LateMS: to.Late.Milliseconds(),
+			Backstop: to.StoppedBy == sandbox.StoppedByBackstop, Starved: to.Starved})
+		if to.Starved {
+			res.Starved++
+		}
+	}
 	if *cover {
 		reached, err := mutants.Reached()
 		if err != nil {

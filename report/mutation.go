@@ -1,6 +1,8 @@
 package report
 
 import (
+	"math"
+	"slices"
 	"strings"
 
 	"sandboxlab/verdict"
@@ -80,6 +82,59 @@ type RunInfo struct {
 	// Partial is set when the run ran only the defects a diff touches
 	// (mutate --since): its summary and gate cover only those.
 	Partial *Partial `json:"partial,omitempty"`
+	// KillLate is, for each level, how late the kills of its runs
+	// stopped at their time limit landed, as the host saw them.
+	KillLate []KillLate `json:"kill_late,omitempty"`
+	// Starved lists the probes with runs stopped at their time limit
+	// starved of CPU: verdicts the machine's load may have made.
+	Starved []StarvedProbe `json:"starved,omitempty"`
+}
+
+// KillLate is one level's runs stopped at their time limit, in the
+// probes' worker processes (a run of the CLI a probe starts is not
+// counted): for each, how long after its deadline the host saw the
+// program end (sandbox.Result.KillLate), in milliseconds.
+type KillLate struct {
+	Level int `json:"level"`
+	// BaselineMS are the baseline's runs, DefectsMS the defects' and the
+	// masking search's, each sorted (a merged report has the first
+	// shard's baseline and every shard's defects).
+	BaselineMS []int64 `json:"baseline_ms"`
+	DefectsMS  []int64 `json:"defects_ms"`
+	// BaselineBackstop and DefectsBackstop count the runs of each that
+	// the supervisor's backstop ended because the init had not (L6).
+	BaselineBackstop int `json:"baseline_backstop,omitempty"`
+	DefectsBackstop  int `json:"defects_backstop,omitempty"`
+}
+
+// All is every run's lateness, sorted.
+func (k KillLate) All() []int64 {
+	all := slices.Concat(k.BaselineMS, k.DefectsMS)
+	slices.Sort(all)
+	return all
+}
+
+// Percentile is the q-th percentile (0 < q <= 100) of every run's
+// lateness, by the nearest rank; 0 when there is none.
+func (k KillLate) Percentile(q float64) int64 {
+	all := k.All()
+	if len(all) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(q / 100 * float64(len(all))))
+	return all[min(max(rank, 1), len(all))-1]
+}
+
+// StarvedProbe is a probe with runs stopped at their time limit starved
+// of CPU.
+type StarvedProbe struct {
+	Probe string `json:"probe"`
+	// Defect is the defect switched on ("" for the baseline).
+	Defect string `json:"defect,omitempty"`
+	// Runs counts its starved runs; RanTwice is set when the probe failed
+	// with them and ran once more, the second verdict standing.
+	Runs     int  `json:"runs"`
+	RanTwice bool `json:"ran_twice,omitempty"`
 }
 
 // Inputs are digests of what a run's measurements depend on: a probe's

@@ -238,6 +238,7 @@ func (m *Mutation) runLines(p *printer) {
 		}
 		p.table([]string{"probe", "defect", "verdicts"}, rows)
 	}
+	timeoutLines(p, r, m.Jobs)
 	if len(m.Masking) > 0 {
 		p.printf("\n")
 		p.subheading("Masking")
@@ -441,3 +442,31 @@ func cells(cs []string) string {
 }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+// timeoutLines give, for each level, how late the kills of its runs
+// stopped at their time limit landed, and list the probes starved of CPU.
+func timeoutLines(p *printer, r *RunInfo, jobs int) {
+	if len(r.KillLate) > 0 {
+		p.printf("\n")
+		p.subheading("Kills at the time limit")
+		rows := make([][]string, 0, len(r.KillLate))
+		for _, k := range r.KillLate {
+			rows = append(rows, []string{fmt.Sprintf("L%d", k.Level), itoa(len(k.All())),
+				ms(k.Percentile(50)), ms(k.Percentile(99)), ms(k.Percentile(100)), itoa(k.BaselineBackstop + k.DefectsBackstop)})
+		}
+		p.table([]string{"level", "runs", "p50 late", "p99 late", "max late", "ended by the backstop"}, rows)
+		p.printf("How long after its deadline the host saw each run's program end, over every run stopped at its wall clock in the probes' workers (up to %d probes at once).\n", jobs)
+	}
+	if len(r.Starved) > 0 {
+		p.printf("\n")
+		p.subheading("Starved probes")
+		rows := make([][]string, 0, len(r.Starved))
+		for _, s := range r.Starved {
+			rows = append(rows, []string{s.Probe, yesNo(s.Defect == "", "(baseline)", s.Defect), itoa(s.Runs), yesNo(s.RanTwice, "failed; ran again, the second verdict counts", "stands")})
+		}
+		p.table([]string{"probe", "defect", "starved runs", "verdict"}, rows)
+		p.printf("A starved run was stopped at its time limit having waited for a CPU for half of it or more: the machine's load, not the program, decided the stop.\n")
+	}
+}
+
+func ms(v int64) string { return fmt.Sprintf("%d ms", v) }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 
@@ -322,9 +322,8 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	if res.Reason == ReasonTimeout {
 		res.KillLate = o.wall - p.TimeLimit()
 		res.RunQueueWait, res.RunQueueTasks = o.used.runQueue, o.used.tasks
-		if res.Starved = starved(o.used, p.TimeLimit()); res.Starved {
-			starvedRuns.Add(1)
-		}
+		res.Starved = starved(o.used, p.TimeLimit())
+		logTimeout(res)
 	}
 	res.Network, res.NetworkDropped = o.network, o.networkDropped
 	return res, nil
@@ -725,11 +724,48 @@ func starved(u usage, limit time.Duration) bool {
 	return u.tasks > 0 && limit > 0 && u.runQueue/time.Duration(u.tasks) >= limit/2
 }
 
-// starvedRuns counts this process's runs that ended starved.
-var starvedRuns atomic.Int64
+// Timeout is one run of this process stopped at its time limit, as the
+// host saw it: what a harness that runs probes in worker processes needs
+// to report how late kills land and which verdicts the machine's load
+// decided.
+type Timeout struct {
+	Level     int
+	Late      time.Duration // Result.KillLate
+	StoppedBy string        // Result.StoppedBy
+	Starved   bool          // Result.Starved
+}
+
+// timeouts logs this process's runs stopped at their time limit.
+var timeouts struct {
+	mu  sync.Mutex
+	log []Timeout
+}
+
+func logTimeout(r *Result) {
+	timeouts.mu.Lock()
+	timeouts.log = append(timeouts.log, Timeout{Level: r.Level, Late: r.KillLate, StoppedBy: r.StoppedBy, Starved: r.Starved})
+	timeouts.mu.Unlock()
+}
+
+// Timeouts returns this process's runs so far that were stopped at their
+// time limit, in the order they ended. A harness that runs one probe per
+// process reads it to tell a verdict the machine's load decided (a
+// starved run) from one the sandbox did, and to gather the kill lateness
+// of many runs.
+func Timeouts() []Timeout {
+	timeouts.mu.Lock()
+	defer timeouts.mu.Unlock()
+	return slices.Clone(timeouts.log)
+}
 
 // StarvedRuns is how many runs of this process so far were stopped at
-// their time limit starved of CPU (Result.Starved). A harness that runs
-// one probe per process reads it to tell a verdict the machine's load
-// decided from one the sandbox did, and to run such a probe again.
-func StarvedRuns() int64 { return starvedRuns.Load() }
+// their time limit starved of CPU (Result.Starved).
+func StarvedRuns() int {
+	n := 0
+	for _, t := range Timeouts() {
+		if t.Starved {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,88 @@
+package harness
+
+import (
+	"slices"
+	"sync"
+
+	"sandboxlab/report"
+)
+
+// stops gathers, over one mutation run, the probes' runs stopped at their
+// time limit: how late each kill landed, by level, and which probes were
+// starved of CPU. A nil *stops gathers nothing.
+type stops struct {
+	mu                                sync.Mutex
+	baseline, defects                 map[int][]int64
+	baselineBackstop, defectsBackstop map[int]int
+	probes                            []report.StarvedProbe
+}
+
+func newStops() *stops {
+	return &stops{baseline: map[int][]int64{}, defects: map[int][]int64{}, baselineBackstop: map[int]int{}, defectsBackstop: map[int]int{}}
+}
+
+// add records what the worker of task t reported; ranTwice is set when
+// the probe failed starved and runs once more (runTask).
+func (s *stops) add(t Task, res *ProbeResult, ranTwice bool) {
+	if s == nil || res == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	late, backstop := s.defects, s.defectsBackstop
+	if t.Defect == "" && t.Without == "" && !t.Plain {
+		late, backstop = s.baseline, s.baselineBackstop
+	}
+	for _, to := range res.Timeouts {
+		late[to.Level] = append(late[to.Level], to.LateMS)
+		if to.Backstop {
+			backstop[to.Level]++
+		}
+	}
+	if res.Starved > 0 {
+		s.probes = append(s.probes, report.StarvedProbe{Probe: t.Probe, Defect: t.Defect, Runs: res.Starved, RanTwice: ranTwice})
+	}
+}
+
+// report is what was gathered, by level and in a stable order.
+func (s *stops) report() ([]report.KillLate, []report.StarvedProbe) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var levels []int
+	for l := range s.baseline {
+		levels = append(levels, l)
+	}
+	for l := range s.defects {
+		if _, ok := s.baseline[l]; !ok {
+			levels = append(levels, l)
+		}
+	}
+	slices.Sort(levels)
+	var kl []report.KillLate
+	for _, l := range levels {
+		b, d := slices.Clone(s.baseline[l]), slices.Clone(s.defects[l])
+		slices.Sort(b)
+		slices.Sort(d)
+		kl = append(kl, report.KillLate{Level: l, BaselineMS: nonNil(b), DefectsMS: nonNil(d),
+			BaselineBackstop: s.baselineBackstop[l], DefectsBackstop: s.defectsBackstop[l]})
+	}
+	probes := slices.Clone(s.probes)
+	slices.SortStableFunc(probes, func(a, b report.StarvedProbe) int { return starvedOrder(a.Defect) - starvedOrder(b.Defect) })
+	return kl, probes
+}
+
+func nonNil(v []int64) []int64 {
+	if v == nil {
+		return []int64{}
+	}
+	return v
+}
+
+// starvedOrder puts the baseline's starved probes first, then the
+// defects' in registry order.
+func starvedOrder(defect string) int {
+	if defect == "" {
+		return -1
+	}
+	return defectIndex(defect)
+}
