@@ -19,6 +19,7 @@ var hardening = []*Check{
 	landlockFS,
 	hardProcessCap,
 	realMemoryLimit,
+	initHoldsDeadline,
 	// L6 denies by default.
 	hostSocketAbsent,
 	noHostMetadata,

@@ -96,8 +96,9 @@ func TestStopsGathered(t *testing.T) {
 		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 260}, DefectsBackstop: 1},
 	}))
 	assert.Check(t, is.DeepEqual(starved, []report.StarvedProbe{{Probe: "c", Defect: "no_sweep", Runs: 1, RanTwice: true}}))
-	assert.Check(t, is.Equal(kl[1].Percentile(50), int64(3)))
-	assert.Check(t, is.Equal(kl[1].Percentile(99), int64(260)))
+	assert.Check(t, is.Equal(report.Percentile(kl[1].DefectsMS, 50), int64(3)))
+	assert.Check(t, is.Equal(report.Percentile(kl[1].DefectsMS, 99), int64(260)))
+	assert.Check(t, is.Equal(report.Percentile(nil, 99), int64(0)))
 
 	shard := func(kl []report.KillLate, starved []report.StarvedProbe) *report.Mutation {
 		return &report.Mutation{Run: &report.RunInfo{KillLate: kl, Starved: starved}}

@@ -59,6 +59,7 @@ const (
 	SeccompDefaultAllow   ID = "seccomp_default_allow"
 	LandlockWideWrite     ID = "landlock_wide_write"
 	PidsMonitorOnly       ID = "pids_monitor_only"
+	InitNoDeadline        ID = "init_no_deadline"
 	OOMFromText           ID = "oom_from_text"
 	NoAllowlistRoot       ID = "no_allowlist_root"
 	RootExposesVar        ID = "root_exposes_var"
@@ -107,6 +108,7 @@ var hardening = []Defect{
 	{SeccompDefaultAllow, "the filter allows every call its lists do not name, as the denylist it replaced did: only the refused calls and the argument rules still apply", "sandbox/seccomp/build.go", verdict.Hardening},
 	{LandlockWideWrite, "Landlock grants write beneath / instead of the session and its private directories", "sandbox/hardened.go", verdict.Hardening},
 	{PidsMonitorOnly, "the run's control group has no pids.max: the process cap is the polling monitor only", "sandbox/hardened.go", verdict.Hardening},
+	{InitNoDeadline, "the L6 init waits for its program without the run's deadline: only the supervisor's backstop, 250 ms later, ends a runaway", "sandbox/reaper.go", verdict.Hardening},
 	{OOMFromText, "the OOM flag and the memory stop come from the error text, not the kernel's count of OOM kills", "sandbox/run.go", verdict.Hardening},
 	{NoAllowlistRoot, "L6 builds no root of its own: the program sees the host's tree as at L5, its chosen paths hidden and scratch directories private", "sandbox/rootfs.go", verdict.Hardening},
 	{RootExposesVar, "the allowlist root exposes /var as well, read-only, as for programs that read /var/lib: the host's sockets and files there are in reach", "sandbox/rootfs.go", verdict.Hardening},

@@ -2,7 +2,6 @@ package report
 
 import (
 	"math"
-	"slices"
 	"strings"
 
 	"sandboxlab/verdict"
@@ -107,22 +106,14 @@ type KillLate struct {
 	DefectsBackstop  int `json:"defects_backstop,omitempty"`
 }
 
-// All is every run's lateness, sorted.
-func (k KillLate) All() []int64 {
-	all := slices.Concat(k.BaselineMS, k.DefectsMS)
-	slices.Sort(all)
-	return all
-}
-
-// Percentile is the q-th percentile (0 < q <= 100) of every run's
-// lateness, by the nearest rank; 0 when there is none.
-func (k KillLate) Percentile(q float64) int64 {
-	all := k.All()
-	if len(all) == 0 {
+// Percentile is the q-th percentile (0 < q <= 100) of sorted, by the
+// nearest rank; 0 when it is empty.
+func Percentile(sorted []int64, q float64) int64 {
+	if len(sorted) == 0 {
 		return 0
 	}
-	rank := int(math.Ceil(q / 100 * float64(len(all))))
-	return all[min(max(rank, 1), len(all))-1]
+	rank := int(math.Ceil(q / 100 * float64(len(sorted))))
+	return sorted[min(max(rank, 1), len(sorted))-1]
 }
 
 // StarvedProbe is a probe with runs stopped at their time limit starved

@@ -449,13 +449,19 @@ func timeoutLines(p *printer, r *RunInfo, jobs int) {
 	if len(r.KillLate) > 0 {
 		p.printf("\n")
 		p.subheading("Kills at the time limit")
-		rows := make([][]string, 0, len(r.KillLate))
-		for _, k := range r.KillLate {
-			rows = append(rows, []string{fmt.Sprintf("L%d", k.Level), itoa(len(k.All())),
-				ms(k.Percentile(50)), ms(k.Percentile(99)), ms(k.Percentile(100)), itoa(k.BaselineBackstop + k.DefectsBackstop)})
+		var rows [][]string
+		row := func(level int, of string, late []int64, backstop int) {
+			if len(late) > 0 {
+				rows = append(rows, []string{fmt.Sprintf("L%d", level), of, itoa(len(late)),
+					ms(Percentile(late, 50)), ms(Percentile(late, 99)), ms(Percentile(late, 100)), itoa(backstop)})
+			}
 		}
-		p.table([]string{"level", "runs", "p50 late", "p99 late", "max late", "ended by the backstop"}, rows)
-		p.printf("How long after its deadline the host saw each run's program end, over every run stopped at its wall clock in the probes' workers (up to %d probes at once).\n", jobs)
+		for _, k := range r.KillLate {
+			row(k.Level, "baseline", k.BaselineMS, k.BaselineBackstop)
+			row(k.Level, "defects", k.DefectsMS, k.DefectsBackstop)
+		}
+		p.table([]string{"level", "runs of", "runs", "p50 late", "p99 late", "max late", "ended by the backstop"}, rows)
+		p.printf("How long after its deadline the host saw each run's program end, over every run stopped at its wall clock in the probes' workers (up to %d probes at once). The baseline's are the correct sandbox's; a defect may stop runs late on purpose.\n", jobs)
 	}
 	if len(r.Starved) > 0 {
 		p.printf("\n")
