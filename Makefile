@@ -15,9 +15,9 @@ build:
 
 # The unit and integration tests, then the mutation tests of harness
 # (the test binary serves as the worker): the full mutation run once
-# (TestMutate, about 2.5 minutes on two cores), the soundness of
+# (TestMutate, about 6 minutes on two cores), the soundness of
 # selection on a subset and the masking search's rediscovery of the
-# course's case (about a minute together), and the flag mutation of the
+# course's case (about 4 minutes together), and the flag mutation of the
 # shipped bubblewrap profile on four of its flags (TestMutateFlagsBubblewrap). With -short the heavy tests
 # that the mutation run's baseline repeats (all checks, the whole attack
 # matrix) step aside; the mutation runs go alone so that their verdicts

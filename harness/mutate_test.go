@@ -41,7 +41,7 @@ import (
 // against the facts this run measured (Rejudge, as mutate --replay does),
 // so that they cost seconds, not another full run.
 func TestMutate(t *testing.T) {
-	skip.If(t, testing.Short(), "the full mutation run (about 2.5 minutes on two cores): run without -short, as make test does")
+	skip.If(t, testing.Short(), "the full mutation run (about 6 minutes on two cores): run without -short, as make test does")
 	dir := filepath.Join(t.TempDir(), "reports")
 	start := time.Now()
 	run := mutate(t, nil)
@@ -153,7 +153,7 @@ func TestMutatePredictionErrors(t *testing.T) {
 // the same outcome, failed checks and attack escapes, from fewer probe
 // runs.
 func TestMutateSelectionIsSound(t *testing.T) {
-	skip.If(t, testing.Short(), "two mutation runs of a subset (about a minute): run without -short, as make test does")
+	skip.If(t, testing.Short(), "two mutation runs of a subset (about 2.5 minutes): run without -short, as make test does")
 	// One defect per planted file of the library's kinds: the run's
 	// set-up, the init, the hardened layers, the egress proxy.
 	only := "run_shared,no_seccomp,pids_monitor_only,egress_deny_ignored"
