@@ -3,9 +3,12 @@ package checks
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/skip"
@@ -108,4 +111,34 @@ func TestCleanupRunsLastFirstAfterAFailedBody(t *testing.T) {
 	assert.Check(t, root != "")
 	_, err := os.Stat(root)
 	assert.Check(t, os.IsNotExist(err), "the fixture directory %s is left: %v", root, err)
+}
+
+// TestFixtureRootGoesWithMountsBelow: a session a defect kept may leave
+// its own filesystem mounted in the check's fixture directory (L6's disk
+// cap under workdir_kept); the directory is still removed, mount and all.
+func TestFixtureRootGoesWithMountsBelow(t *testing.T) {
+	skip.If(t, os.Geteuid() != 0, "mounting a tmpfs needs root")
+	var root, mnt string
+	c := &Check{ID: "kept_mount", Body: func(t *T) {
+		root = t.Root()
+		mnt = filepath.Join(root, "sessions", "a session\twith odd name")
+		if err := os.MkdirAll(mnt, 0o700); err != nil {
+			t.Fatalf("%v", err)
+		}
+		if err := unix.Mount("sandboxlab-test", mnt, "tmpfs", 0, "size=1m"); err != nil {
+			t.Fatalf("%v", err)
+		}
+		if err := os.WriteFile(filepath.Join(mnt, "left"), []byte("x"), 0o600); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}}
+	var out report.Check
+	c.Run(context.Background(), recorder{}, &out)
+	assert.Assert(t, out.Passed, out.Evidence)
+	assert.Check(t, is.Len(mountsBelow(root), 0))
+	_, err := os.Stat(root)
+	assert.Check(t, os.IsNotExist(err), "the fixture directory %s is left: %v", root, err)
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	assert.NilError(t, err)
+	assert.Check(t, !strings.Contains(string(b), "sandboxlab-test"), "the tmpfs is still mounted")
 }
