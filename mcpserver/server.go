@@ -80,7 +80,10 @@ func open(ctx context.Context, cfg Config) (*handlers, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	s, err := sandbox.NewSession(sandbox.Options{Policy: tool.KeepingPolicy(cfg.Policy), Root: cfg.Root, Quota: cfg.Quota})
+	// Prestart: a model calls again and again, and waits for every reply;
+	// the session prepares each run's successor while the model thinks.
+	s, err := sandbox.NewSession(sandbox.Options{Policy: tool.KeepingPolicy(cfg.Policy), Root: cfg.Root, Quota: cfg.Quota,
+		Prestart: true})
 	if err != nil {
 		return nil, fmt.Errorf("making the session: %w", err)
 	}
@@ -89,6 +92,7 @@ func open(ctx context.Context, cfg Config) (*handlers, error) {
 		s.Close()
 		return nil, err
 	}
+	s.Prepare(sandbox.Command{Path: tool.Python, Dir: s.Dir()}) // most calls run code
 	if cfg.Policy.Limits.OutputChars > 0 {
 		h.careful, err = tool.NewCarefulKeeping(s, cfg.Policy.Limits.OutputChars)
 		if err != nil {

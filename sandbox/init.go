@@ -80,6 +80,10 @@ type initConfig struct {
 	// Reaper keeps the init as PID 1 and runs the program as its child
 	// (see reaper.go); nil: the init execs the program.
 	Reaper *reaperInit
+	// Await is the descriptor on which a pre-started init waits, its
+	// set-up done, for the run's go record (see warm.go); 0: the program's
+	// argv and environment are the init's own, and it goes at once.
+	Await int
 }
 
 // initEnv is the init's own environment, put before the program's and
@@ -119,6 +123,8 @@ func initMain(args []string) int {
 		return 0 // the reaper has reported how the program ended
 	case errors.Is(err, errReported):
 		return 125
+	case errors.Is(err, errDismissed):
+		return 0 // a pre-started init that was not used: nothing to report
 	}
 	errPipe.Write(recordOf(err).encode())
 	return 125
@@ -142,13 +148,31 @@ func runInit(config string, argv []string) error {
 	if cfg.OwnEnv > len(env) {
 		return failedAt(StepEnvironment, fmt.Errorf("the init's environment lacks its own %d entries", cfg.OwnEnv))
 	}
-	plan, err := newExecPlan(argv, env[cfg.OwnEnv:], cfg.Rlimits)
+	env = env[cfg.OwnEnv:]
+	var sigs chan os.Signal
+	if cfg.Await > 0 {
+		if cfg.Reaper != nil {
+			// What a cold init does once the program runs (see
+			// catchDelay), a waiting one does before: it has the time.
+			sigs = make(chan os.Signal, 16)
+			catchSignals(sigs)
+		}
+		rec, err := awaitGo(cfg.Await)
+		if err != nil {
+			return err
+		}
+		if (rec.Reaper == nil) != (cfg.Reaper == nil) {
+			return failedAt(StepStart, errors.New("the go record and the config disagree on the reaper"))
+		}
+		argv, env, cfg.Reaper = rec.Args, rec.Env, rec.Reaper
+	}
+	plan, err := newExecPlan(argv, env, cfg.Rlimits)
 	if err != nil {
 		return err
 	}
 	if cfg.Reaper != nil {
 		plan.groupFDs = cfg.CgroupTasks // joined by the program's process, not the init
-		return reap(cfg.Reaper, plan)
+		return reap(cfg.Reaper, plan, sigs)
 	}
 	plan.run()
 	return nil // not reached

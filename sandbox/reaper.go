@@ -61,8 +61,10 @@ var errReported = errors.New("reported")
 
 // reap runs the program as the init's child under plan, waits for its
 // end or the deadline, and reports which. It returns nil once the end is
-// reported, errReported when the child reported its own failure.
-func reap(r *reaperInit, plan *execPlan) error {
+// reported, errReported when the child reported its own failure. sigs,
+// when not nil, already gets the signals the init forwards (see
+// catchSignals); otherwise the init catches them catchDelay into the run.
+func reap(r *reaperInit, plan *execPlan, sigs chan os.Signal) error {
 	var wake [2]int
 	if err := unix.Pipe2(wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return &initFailure{kind: InitExecFailed, step: StepExec, err: err}
@@ -74,14 +76,19 @@ func reap(r *reaperInit, plan *execPlan) error {
 	// The program has exec'd: what the init does to its own signals from
 	// here on is not inherited.
 	signal.Ignore(unix.SIGQUIT, unix.SIGABRT)
-	sigs := make(chan os.Signal, 16)
+	catch := func() { catchSignals(sigs) }
+	if sigs != nil {
+		catch = nil
+	} else {
+		sigs = make(chan os.Signal, 16)
+	}
 	for fd := cgroupTasksFD; fd < cgroupTasksFD+plan.groupFDs; fd++ {
 		unix.Close(fd) // the child has joined: the init has no use for them
 	}
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // the program cannot read or write the init's memory
 	hideConfig()
 	go forward(sigs, pidfd, wake[1])
-	end := waitProgram(r, pid, pidfd, wake[0], func() { catchSignals(sigs) })
+	end := waitProgram(r, pid, pidfd, wake[0], catch)
 	if _, err := unix.Write(initErrFD, endRecord(end).encode()); err != nil {
 		return errReported // nobody reads: the caller is gone
 	}
@@ -193,9 +200,13 @@ const catchDelay = 10 * time.Millisecond
 
 // waitProgram waits until the program (pid, pidfd) ends or the deadline
 // is up, reaping every child meanwhile (forward wakes it through wakeR),
-// and says which. It calls catch once, catchDelay into the wait.
+// and says which. It calls catch (if not nil) once, catchDelay into the
+// wait.
 func waitProgram(r *reaperInit, pid, pidfd, wakeR int, catch func()) initEnd {
 	deadline, catchAt := r.Deadline, monotonicNow()+int64(catchDelay)
+	if catch == nil {
+		catchAt = 0
+	}
 	if mutants.On(mutants.InitNoDeadline) {
 		deadline = 0 // the defect: the supervisor's backstop alone ends the run
 	}

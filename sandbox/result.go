@@ -115,6 +115,10 @@ type Result struct {
 	// Queued is how long the run waited for a slot of the host's before
 	// anything was set up and its clock started (see DefaultMaxRunning).
 	Queued time.Duration
+	// Prestarted says the run went on an init its session had made for it
+	// before it was asked for (Options.Prestart): its clock started at the
+	// handover, not before the clone.
+	Prestarted bool
 	// Files lists the session directory after the run (at most MaxListed).
 	Files []FileInfo
 	// FilesTruncated says there were more files than listed.
@@ -188,6 +192,7 @@ type resultJSON struct {
 	ForksRefused    int        `json:"forks_refused,omitempty"`
 	LandlockABI     int        `json:"landlock_abi,omitempty"`
 	QueuedMS        int64      `json:"queued_ms"`
+	Prestarted      bool       `json:"prestarted,omitempty"`
 	// Network is present, even empty, whenever the run had the proxy.
 	Network        *[]egress.Request `json:"network,omitempty"`
 	NetworkDropped int               `json:"network_dropped,omitempty"`
@@ -219,5 +224,6 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Files: files, FilesTruncated: r.FilesTruncated,
 		MemoryPeak: r.MemoryPeak, PidsPeak: r.PidsPeak, ForksRefused: r.ForksRefused, LandlockABI: r.LandlockABI,
 		Network: network, NetworkDropped: r.NetworkDropped, QueuedMS: r.Queued.Milliseconds(),
+		Prestarted: r.Prestarted,
 	})
 }

@@ -59,61 +59,78 @@ func Run(ctx context.Context, policy Policy, cmd Command) (*Result, error) {
 // A detached process that kept the pipe open cannot hold the run past it.
 const streamGrace = 250 * time.Millisecond
 
-// run runs cmd under p with the session directory dir.
-func run(ctx context.Context, p Policy, c Command, dir string) (*Result, error) {
+// run runs cmd under p with the session directory dir: on w, a
+// pre-started init made for it, when there is one (see warm.go), or else
+// from a cold start.
+func run(ctx context.Context, p Policy, c Command, dir string, w *warmInit) (*Result, error) {
 	cwd, err := checkCommand(p, c, dir)
 	if err != nil {
+		w.discard()
 		return nil, err
 	}
 	release, queued, err := takeSlot(ctx, queueWait(p))
 	if errors.Is(err, errBusy) {
+		w.discard()
 		return &Result{Level: p.Level, Reason: ReasonBusy, ExitCode: -1, Queued: queued,
 			Message: "the machine is busy: " + err.Error() + "; nothing ran, try again"}, nil
 	}
 	if err != nil {
+		w.discard()
 		return nil, fmt.Errorf("waiting to run %s: %w", c.Path, err)
 	}
 	defer release()
-	ps, err := newPipes()
-	if err != nil {
-		return nil, fmt.Errorf("creating output pipes: %w", err)
+	o, warm := w.run(ctx, p, c, dir)
+	if !warm {
+		if o, err = runCold(ctx, p, c, cwd, dir); err != nil {
+			return nil, err
+		}
 	}
-	var cu cleanup.Stack
-	cu.Add(ps.close)
-	defer cu.Clean()
-	rg, err := newRunGroup(p)
-	if err != nil {
-		return nil, err
-	}
-	if rg != nil {
-		cu.Add(rg.discard)
-	}
-	if err := checkSessionStore(p, dir); err != nil {
-		return nil, err
-	}
-	eg, err := newEgress(p)
-	if err != nil {
-		return nil, err
-	}
-	if eg != nil {
-		cu.Add(eg.discard)
-	}
-	cmd, rs, err := start(p, c, cwd, dir, ps, rg, eg)
-	if err != nil {
-		return nil, err
-	}
-	cu.Release() // supervise closes the parent's ends and removes the group
-	o := supervise(ctx, p, cmd, ps, rg, rs)
-	o.network, o.networkDropped = eg.finish() // the program is gone: so is its way out
 	res, err := newResult(p, c, o)
 	if res != nil {
-		res.Queued = queued
+		res.Queued, res.Prestarted = queued, warm
 	}
 	markDisk(p, dir, res)
 	if err == nil && o.stoppedBy == ReasonSignal {
 		return res, ctx.Err() // the caller cancelled the run
 	}
 	return res, err
+}
+
+// runCold makes everything c's run under p needs, starts it and
+// supervises it.
+func runCold(ctx context.Context, p Policy, c Command, cwd, dir string) (outcome, error) {
+	ps, err := newPipes()
+	if err != nil {
+		return outcome{}, fmt.Errorf("creating output pipes: %w", err)
+	}
+	var cu cleanup.Stack
+	cu.Add(ps.close)
+	defer cu.Clean()
+	rg, err := newRunGroup(p)
+	if err != nil {
+		return outcome{}, err
+	}
+	if rg != nil {
+		cu.Add(rg.discard)
+	}
+	if err := checkSessionStore(p, dir); err != nil {
+		return outcome{}, err
+	}
+	eg, err := newEgress(p)
+	if err != nil {
+		return outcome{}, err
+	}
+	if eg != nil {
+		cu.Add(eg.discard)
+	}
+	cmd, rs, err := start(p, c, cwd, dir, ps, rg, eg)
+	if err != nil {
+		return outcome{}, err
+	}
+	cu.Release() // supervise closes the parent's ends and removes the group
+	o := supervise(ctx, p, cmd, ps, rg, rs)
+	o.network, o.networkDropped = eg.finish() // the program is gone: so is its way out
+	return o, nil
 }
 
 // checkCommand checks c against p and returns its working directory.
@@ -465,7 +482,7 @@ func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg 
 			l.cfg.Landlock.ConnectTCP = []uint16{uint16(addr.Port)}
 		}
 	}
-	cmd, err := l.command(c, env, cwd, ps)
+	cmd, err := l.command(c, env, cwd, ps, nil)
 	return cmd, l.cfg.Reaper != nil, err
 }
 
@@ -477,7 +494,7 @@ func startBare(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, ns
 	ps.closeInit() // the new command gets a pipe of its own
 	l := hostLaunch(p)
 	l.group = rg
-	cmd, err := l.command(c, environment(p, c, dir), cwd, ps)
+	cmd, err := l.command(c, environment(p, c, dir), cwd, ps, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -574,6 +591,12 @@ func (l *launch) addReaper(p Policy, startMono int64) {
 	if !p.Processes.Reaper || l.attr.Cloneflags&syscall.CLONE_NEWPID == 0 {
 		return
 	}
+	l.cfg.Reaper = newReaperInit(p, startMono)
+}
+
+// newReaperInit is the reaper's deadline under p for a run whose clock
+// started at startMono.
+func newReaperInit(p Policy, startMono int64) *reaperInit {
 	r := &reaperInit{}
 	if d := p.TimeLimit(); d > 0 {
 		r.Deadline = startMono + int64(d)
@@ -584,11 +607,12 @@ func (l *launch) addReaper(p Policy, startMono int64) {
 			}
 		}
 	}
-	l.cfg.Reaper = r
+	return r
 }
 
 // command is the exec.Cmd for c under l, writing to ps's output pipes.
-func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.Cmd, error) {
+// With await, the init waits on it for the go record (see warm.go).
+func (l launch) command(c Command, env []string, cwd string, ps *pipes, await *os.File) (*exec.Cmd, error) {
 	cmd := &exec.Cmd{
 		Path:        c.Path,
 		Args:        append([]string{c.Path}, c.Args...),
@@ -607,6 +631,10 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes) (*exec.C
 		// After the init's error pipe (fd 3) and the files before it.
 		l.cfg.Egress = &egressInit{FD: initErrFD + 1 + len(cmd.ExtraFiles), Port: egressPort}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, l.egress.child)
+	}
+	if await != nil {
+		l.cfg.Await = initErrFD + 1 + len(cmd.ExtraFiles)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, await)
 	}
 	if !l.needsInit() {
 		return cmd, nil

@@ -1,0 +1,236 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sandboxlab/mutants"
+)
+
+// A pre-started init (Options.Prestart).
+//
+// Most of a run's start is the same every time: the control group, the
+// namespaces, a fresh copy of this binary as the init, its mounts and
+// root, its layers (capabilities, no_new_privs, Landlock, the system-call
+// filter). Only the program's arguments, its environment and the clock
+// differ from one run to the next. A session that prestarts does all of
+// the rest for the next run while it waits, as soon as a run has ended:
+// the init stops before its exec and waits on a pipe for the go record.
+// The next run of the same program in the same directory writes that
+// record and is under way; a run of another program discards the waiting
+// init and starts cold.
+//
+// Nothing is shared between runs that was not shared before: each run
+// gets its own init, PID, network, IPC, UTS and mount namespaces, control
+// group, pipes and egress relay, made for it and never used twice. The
+// clock starts when the go record is written, as a cold run's starts
+// before its clone: the time the init spent waiting is no run's. A
+// pre-started init holds no slot (see slots.go) while it waits: it takes
+// no CPU, and the run takes its slot before it goes.
+
+// goRecord is what a waiting init still needs: the program's argv and
+// environment, and its deadline, counted from the run's start.
+type goRecord struct {
+	Args   []string
+	Env    []string
+	Reaper *reaperInit // nil unless the init is the program's reaper
+}
+
+// errDismissed ends a pre-started init whose go record never came: its
+// caller closed the pipe instead (the session closed, or the next run was
+// of another program). Nothing ran, so there is nothing to report.
+var errDismissed = errors.New("dismissed before the run")
+
+// awaitGo reads the go record from fd (in the init), to the end of the
+// pipe: the caller writes it whole and closes its end.
+func awaitGo(fd int) (*goRecord, error) {
+	var b []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, failedAt(StepStart, fmt.Errorf("reading the go record: %w", err))
+		}
+		if n == 0 {
+			break
+		}
+		b = append(b, buf[:n]...)
+	}
+	unix.Close(fd)
+	if len(b) == 0 {
+		return nil, errDismissed
+	}
+	var rec goRecord
+	if err := decodeConfig(string(b), &rec); err != nil {
+		return nil, failedAt(StepStart, fmt.Errorf("decoding the go record: %w", err))
+	}
+	if len(rec.Args) == 0 {
+		return nil, failedAt(StepStart, errors.New("the go record names no program"))
+	}
+	return &rec, nil
+}
+
+// warmInit is a started init waiting for its go record, with everything
+// of its run that a cold start makes before the clone.
+type warmInit struct {
+	key    string
+	cmd    *exec.Cmd
+	ps     *pipes
+	rg     *runGroup
+	eg     *egressRelay
+	goW    *os.File
+	reaper bool
+}
+
+// warmKey is what a pre-started init was made for: its root and its
+// Landlock rules hold the program's path, and it stands in its working
+// directory. The session's policy is fixed.
+func warmKey(c Command) string { return c.Path + "\x00" + c.Dir }
+
+// canPrestart reports whether a run under p can go on a pre-started init:
+// one in namespaces of its own, with no planted defect on (the harness's
+// defects switch sites between the clone and the exec, and a recorded
+// coverage belongs to one probe's run).
+func canPrestart(p Policy) bool {
+	return p.userNS() && mutants.Active() == "" && mutants.ChildFile() == nil
+}
+
+// prestart starts the init for the next run of c under p in dir, up to
+// its go record. Its error is the reason the run will start cold.
+func prestart(p Policy, c Command, dir string) (w *warmInit, err error) {
+	cwd, err := checkCommand(p, c, dir)
+	if err != nil {
+		return nil, err
+	}
+	w = &warmInit{key: warmKey(c)}
+	defer func() {
+		if err != nil {
+			w.discard()
+		}
+	}()
+	if w.ps, err = newPipes(); err != nil {
+		return nil, fmt.Errorf("creating output pipes: %w", err)
+	}
+	if w.rg, err = newRunGroup(p); err != nil {
+		return nil, err
+	}
+	if err = checkSessionStore(p, dir); err != nil {
+		return nil, err
+	}
+	if w.eg, err = newEgress(p); err != nil {
+		return nil, err
+	}
+	l := hostLaunch(p)
+	l.addNamespaces(p, c, dir)
+	l.addReaper(p, 0) // the deadline comes with the go record
+	w.reaper = l.cfg.Reaper != nil
+	if w.rg != nil {
+		l.group = w.rg
+	}
+	if w.eg != nil && l.ownNetwork() {
+		l.egress = w.eg
+	}
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating the go pipe: %w", err)
+	}
+	w.goW = goW
+	defer goR.Close()
+	if w.cmd, err = l.command(Command{Path: c.Path}, nil, cwd, w.ps, goR); err != nil {
+		w.cmd = nil
+		return nil, err
+	}
+	err = w.cmd.Start()
+	w.ps.closeChildEnds()
+	if w.rg != nil {
+		w.rg.started()
+	}
+	if err != nil {
+		w.cmd = nil
+		return nil, startError(p, c, err)
+	}
+	w.eg.started()
+	return w, nil
+}
+
+// run runs c on w, if there is one and it can take the run, and
+// supervises it; warm is false when c must start cold.
+func (w *warmInit) run(ctx context.Context, p Policy, c Command, dir string) (o outcome, warm bool) {
+	if w == nil {
+		return o, false
+	}
+	rs, err := w.begin(p, c, dir)
+	if err != nil {
+		return o, false
+	}
+	o = supervise(ctx, p, w.cmd, w.ps, w.rg, rs)
+	o.network, o.networkDropped = w.eg.finish() // the program is gone: so is its way out
+	return o, true
+}
+
+// begin starts c's run on w: it writes the go record, with the
+// environment and the deadline a cold start would give c under p in dir,
+// and returns when the run started. On error w is discarded, and nothing
+// of c ran.
+func (w *warmInit) begin(p Policy, c Command, dir string) (runStart, error) {
+	rs := runStart{at: time.Now(), reaper: w.reaper}
+	rec := goRecord{Args: append([]string{c.Path}, c.Args...), Env: environment(p, c, dir)}
+	if w.eg != nil && w.cmd.SysProcAttr.Cloneflags&unix.CLONE_NEWNET != 0 {
+		rec.Env = append(rec.Env, proxyEnv(EgressProxy)...)
+	}
+	if w.reaper {
+		rec.Reaper = newReaperInit(p, monotonicNow())
+	}
+	text, err := encodeConfig(rec)
+	if err == nil {
+		_, err = w.goW.WriteString(text)
+	}
+	if cerr := w.goW.Close(); err == nil {
+		err = cerr
+	}
+	w.goW = nil
+	if err != nil {
+		// The init is gone (it failed in its set-up, or was killed): a
+		// cold start will meet the same failure and say what it is.
+		w.discard()
+		return rs, fmt.Errorf("handing the run to the pre-started init: %w", err)
+	}
+	return rs, nil
+}
+
+// discard ends an init that will not run anything, and releases what
+// was made for its run. Nil-safe.
+func (w *warmInit) discard() {
+	if w == nil {
+		return
+	}
+	if w.goW != nil {
+		w.goW.Close() // an init still waiting exits at once (errDismissed)
+	}
+	if w.cmd != nil {
+		w.cmd.Process.Kill()
+		w.cmd.Wait()
+	}
+	if w.ps != nil {
+		w.ps.close()
+	}
+	if w.rg != nil {
+		w.rg.discard()
+	}
+	if w.eg != nil {
+		if w.cmd != nil {
+			w.eg.finish() // started: its server goroutine ends with it
+		} else {
+			w.eg.discard()
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// warmProbe prints what tells one run from another: how many processes
+// it sees besides PID 1 and itself (it leaves one behind on purpose, which
+// a run sharing its PID namespace would see), whether its private /tmp
+// holds what the last run wrote there, LANG, its argument, and how many
+// runs have left a mark in the session's directory (the one thing that
+// persists).
+const warmProbe = `import os, subprocess, sys
+open("marks", "a").write("x")
+others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+print(len(others), os.path.exists("/tmp/mine"), os.environ.get("LANG"), sys.argv[1], len(open("marks").read()))
+open("/tmp/mine", "w").write("x")
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)`
+
+// TestPrestart: at the levels an agent's server runs at (L6, and L5 for an
+// ordinary user), a session that prestarts runs each next run of the same
+// program on an init made for it before it was asked for, and that run is
+// the one a cold start makes: its own arguments and environment, a PID
+// namespace and a /tmp no other run had, the session's files. A run of
+// another program starts cold, and Close leaves nothing: no init, no
+// control group, no directory, none of the processes the runs left.
+func TestPrestart(t *testing.T) {
+	for _, n := range levelsHere(t, 5) {
+		t.Run(fmt.Sprintf("L%d", n), func(t *testing.T) {
+			root := testRoot(t)
+			before := leftovers(t, root)
+			s, err := NewSession(Options{Policy: MustPreset(n), Root: root, Prestart: true})
+			assert.NilError(t, err)
+			for i := range 4 {
+				arg := "run" + strconv.Itoa(i)
+				res, err := s.Run(context.Background(), Command{Path: python, Args: []string{"-c", warmProbe, arg},
+					Env: []string{"LANG=C.UTF-8"}, Dir: s.Dir()})
+				assert.NilError(t, err)
+				assert.Equal(t, res.Reason, ReasonExited, "%s: %s", res.Message, res.Stderr)
+				assert.Check(t, is.Equal(res.Prestarted, i > 0), "run %d: only the first starts cold", i)
+				assert.Check(t, is.Equal(res.Stdout, fmt.Sprintf("0 False C.UTF-8 %s %d\n", arg, i+1)), "run %d", i)
+			}
+			res, err := s.Run(context.Background(), Command{Path: "/bin/sh", Args: []string{"-c", "exit 3"}, Dir: s.Dir()})
+			assert.NilError(t, err)
+			assert.Check(t, is.Equal(res.ExitCode, 3))
+			assert.Check(t, !res.Prestarted, "another program starts cold")
+			warmInits := func() int { return len(initsOf(s.Dir())) }
+			assert.Check(t, warmInits() <= 1, "one init waits at most")
+			assert.NilError(t, s.Close())
+			assert.Check(t, is.Equal(warmInits(), 0), "the waiting init is gone with the session")
+			assert.Check(t, is.DeepEqual(leftovers(t, root), before), "left behind")
+		})
+	}
+}
+
+// TestPrestartClockStartsAtHandover: a run's clock starts when it is
+// handed to the waiting init, not when the init was made. An init that
+// waited longer than the time limit still runs its program to the end,
+// and a runaway on it is stopped at the limit, counted from the handover.
+func TestPrestartClockStartsAtHandover(t *testing.T) {
+	for _, n := range levelsHere(t, 5) {
+		t.Run(fmt.Sprintf("L%d", n), func(t *testing.T) {
+			p := MustPreset(n)
+			s, err := NewSession(Options{Policy: p, Root: testRoot(t), Prestart: true})
+			assert.NilError(t, err)
+			defer func() { assert.Check(t, s.Close()) }()
+			run := func(src string) *Result {
+				res, err := s.Run(context.Background(), Command{Path: python, Args: []string{"-c", src}, Dir: s.Dir()})
+				assert.NilError(t, err)
+				return res
+			}
+			run("pass")
+			time.Sleep(p.TimeLimit() + 500*time.Millisecond)
+			res := run("print('done')")
+			assert.Check(t, res.Prestarted)
+			assert.Check(t, is.Equal(res.Reason, ReasonExited), "%s", res.Message)
+			assert.Check(t, is.Equal(res.Stdout, "done\n"))
+
+			time.Sleep(p.TimeLimit() + 500*time.Millisecond)
+			res = run("while True: pass")
+			assert.Check(t, res.Prestarted)
+			assert.Check(t, is.Equal(res.Reason, ReasonTimeout), "%s", res.Message)
+			assert.Check(t, res.Wall >= p.TimeLimit(), "stopped after %v, before the limit %v", res.Wall, p.TimeLimit())
+			// The margin is for a loaded machine; an init whose clock
+			// started at its making would have stopped the loop at once.
+			assert.Check(t, res.Wall < p.TimeLimit()+2*time.Second, "stopped after %v", res.Wall)
+		})
+	}
+}
+
+// initsOf lists the live inits (the sandbox's, by their argv[0]) whose
+// config names dir: the session's.
+func initsOf(dir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if args[0] == initArg0 && strings.Contains(string(b), dir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
