@@ -39,7 +39,9 @@ func mcpHelp() string {
 		"The tools' descriptions state the limits that apply; --timeout, --cpu, --memory and --quota\n" +
 		"raise them (for builds). Before serving, one run is tried: where the machine cannot give the\n" +
 		"level (L6 needs root with cgroup v1, or a delegated cgroup v2 subtree) it exits 125 with the\n" +
-		"reason, and runs nothing; choose a lower --level there.\n\n" + mcpNetworkHelp + "\n\n" + levelHelp
+		"reason, and runs nothing; choose a lower --level there. While the client thinks, the next\n" +
+		"run's namespaces, control group and init are made ahead (one waits at a time, for the program\n" +
+		"last run); each is used by one call only, and a call's clock starts when it is handed over.\n\n" + mcpNetworkHelp + "\n\n" + levelHelp
 }
 
 // mcpNetworkHelp says what --allow does for the server's runs.
