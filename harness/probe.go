@@ -156,14 +156,25 @@ type probeRun struct {
 	reused bool
 }
 
-// runTask runs one task in a worker (runWorker) and reads its verdict. A
-// failure that came with a run starved of CPU is a verdict the machine's
-// load may have made: the probe runs once more and the second verdict
-// stands, its evidence saying so. A defect the probe catches fails it
-// again; load rarely starves the same probe twice.
+// inconclusive says whether the verdict may be the machine's load's and
+// not the sandbox's: a run of the probe was stopped at its time limit
+// starved of CPU, and the verdict is a failure, or a cell that reads
+// stopped. An attack's program stopped by the clock before it tried
+// reads "stopped" whatever the sandbox would have done; under a defect
+// that lets it through, that verdict is a false "the battery did not
+// notice".
+func (r *ProbeResult) inconclusive() bool {
+	return r.Starved > 0 && (r.failing() || r.Cell != nil)
+}
+
+// runTask runs one task in a worker (runWorker) and reads its verdict. An
+// inconclusive verdict (see inconclusive) is one the machine's load may
+// have made: the probe runs once more and the second verdict stands, its
+// evidence saying so. A defect the probe catches fails it again; load
+// rarely starves the same probe twice.
 func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 	first := r.runTaskOnce(ctx, t)
-	rerun := first.result != nil && first.result.failing() && first.result.Starved > 0 && ctx.Err() == nil
+	rerun := first.result != nil && first.result.inconclusive() && ctx.Err() == nil
 	r.stops.add(t, first.result, rerun)
 	if !rerun {
 		return first
@@ -173,7 +184,11 @@ func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 	again.wall += first.wall
 	again.cpu += first.cpu
 	if again.result != nil {
-		note := fmt.Sprintf(" (run twice: the first run failed with %d of its runs stopped at the time limit starved of CPU, which the machine's load decides)", first.result.Starved)
+		read := "failed"
+		if !first.result.failing() {
+			read = "read stopped"
+		}
+		note := fmt.Sprintf(" (run twice: the first run %s with %d of its runs stopped at the time limit starved of CPU, which the machine's load decides)", read, first.result.Starved)
 		if again.result.Check != nil {
 			again.result.Check.Evidence += note
 		} else {

@@ -60,6 +60,53 @@ func TestStarvedFailureRunsTwice(t *testing.T) {
 	}
 }
 
+// TestStarvedStoppedCellRunsTwice: an attack cell that reads stopped with
+// a run starved of CPU is as inconclusive as a starved failure (its
+// program may have been stopped before it tried): it runs once more and
+// the second verdict stands. A cell stopped without starving, or one that
+// escaped a second time starved, runs no more.
+func TestStarvedStoppedCellRunsTwice(t *testing.T) {
+	cell := func(escaped bool, starved int) ProbeResult {
+		return ProbeResult{Cell: &report.Cell{Attack: "exfiltrate", Level: 5, Escaped: escaped, Evidence: fmt.Sprintf("escaped %v", escaped)},
+			Starved: starved}
+	}
+	for _, c := range []struct {
+		name    string
+		runs    []ProbeResult
+		calls   int
+		escaped bool
+		note    string
+	}{
+		{"starved stop, then an escape", []ProbeResult{cell(false, 1), cell(true, 0)}, 2, true, "the first run read stopped with 1 of its runs"},
+		{"starved escape, then a stop", []ProbeResult{cell(true, 2), cell(false, 0)}, 2, false, "the first run failed with 2 of its runs"},
+		{"starved stop twice", []ProbeResult{cell(false, 1), cell(false, 1)}, 2, false, "the first run read stopped"},
+		{"a stop not starved", []ProbeResult{cell(false, 0)}, 1, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			calls := 0
+			r := &Runner{Timeout: time.Minute, Worker: func(ctx context.Context, _ Task) *exec.Cmd {
+				assert.Assert(t, calls < len(c.runs), "run %d times", calls+1)
+				b, err := json.Marshal(c.runs[calls])
+				assert.NilError(t, err)
+				path := filepath.Join(dir, fmt.Sprint(calls))
+				assert.NilError(t, os.WriteFile(path, b, 0o644))
+				calls++
+				return exec.CommandContext(ctx, "cat", path)
+			}}
+			got := r.runTask(context.Background(), Task{Probe: "exfiltrate@L5"})
+			assert.NilError(t, got.err)
+			assert.Check(t, is.Equal(calls, c.calls))
+			assert.Check(t, is.Equal(got.result.Cell.Escaped, c.escaped))
+			if c.note != "" {
+				assert.Check(t, is.Contains(got.result.Cell.Evidence, c.note))
+			} else {
+				assert.Check(t, is.Equal(got.result.Cell.Evidence, fmt.Sprintf("escaped %v", c.escaped)))
+			}
+		})
+	}
+}
+
 // TestStopsGathered: the runs stopped at their time limit that workers
 // report are gathered by level, the baseline's apart from the defects',
 // with the backstop's count; the starved probes are listed, the one that
