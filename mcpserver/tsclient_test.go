@@ -18,7 +18,7 @@ import (
 const tsClientDir = "testdata/tsclient"
 
 // tsScenarios are the lines the TypeScript client must print, each "ok".
-var tsScenarios = []string{"list_tools", "run_code", "state", "files", "timeout", "cancel", "network", "progress", "schema_check"}
+var tsScenarios = []string{"list_tools", "older_protocol", "run_code", "state", "files", "timeout", "cancel", "network", "progress", "schema_check"}
 
 // TestTypeScriptClient runs the official TypeScript SDK's client
 // (testdata/tsclient/client.mjs, by node) against the built binary: the

@@ -26,14 +26,23 @@ function check(cond, why) {
 }
 
 // connect starts a server with extra flags and returns its client, which
-// checks every run's structuredContent against the listed schemas.
-async function connect(flags = []) {
+// checks every run's structuredContent against the listed schemas. With
+// offer, the client asks for that protocol version instead of its latest,
+// as a client built on an older SDK does.
+async function connect(flags = [], offer = '') {
   const transport = new StdioClientTransport({
     command: cfg.bin,
     args: ['mcp', '--level', String(cfg.level), ...flags],
     env: { PATH: '/usr/bin:/bin', TMPDIR: cfg.root },
     stderr: 'ignore',
   });
+  if (offer) {
+    const send = transport.send.bind(transport);
+    transport.send = (msg, opts) => {
+      if (msg.method === 'initialize') msg = { ...msg, params: { ...msg.params, protocolVersion: offer } };
+      return send(msg, opts);
+    };
+  }
   let negotiated = '';
   transport.setProtocolVersion = (v) => { negotiated = v; };
   const client = new Client({ name: 'ts-test', version: '1' });
@@ -94,6 +103,20 @@ const scenarios = {
       check(py.description.includes('A run is stopped after 1.5 s of wall-clock time'), 'run_python does not state its limits');
       check(c.negotiated() === LATEST_PROTOCOL_VERSION, `negotiated ${c.negotiated()}`);
       return `protocol ${c.negotiated()}, ${names.join(', ')}`;
+    } finally {
+      await c.client.close();
+    }
+  },
+
+  async older_protocol() {
+    // 2025-06-18, the version before the latest: the first with
+    // structuredContent and output schemas.
+    const c = await connect([], '2025-06-18');
+    try {
+      check(c.negotiated() === '2025-06-18', `negotiated ${c.negotiated()}`);
+      const r = await c.call('run_python', { code: 'print(6 * 7)' });
+      check(!r.res.isError && r.text.includes('\n| 42\n') && r.st.status === 'ok', r.text);
+      return `protocol ${c.negotiated()}: a run and its structuredContent`;
     } finally {
       await c.client.close();
     }
