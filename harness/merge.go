@@ -148,9 +148,10 @@ func mergedStops(shards []*report.Mutation) ([]report.KillLate, []report.Starved
 				levels = append(levels, k.Level)
 			}
 			if i == 0 {
-				m.BaselineMS, m.BaselineBackstop = k.BaselineMS, k.BaselineBackstop
+				m.BaselineMS, m.BaselineInitMS, m.BaselineBackstop = k.BaselineMS, k.BaselineInitMS, k.BaselineBackstop
 			}
 			m.DefectsMS = append(m.DefectsMS, k.DefectsMS...)
+			m.DefectsInitMS = append(m.DefectsInitMS, k.DefectsInitMS...)
 			m.DefectsBackstop += k.DefectsBackstop
 		}
 		for _, p := range s.Run.Starved {
@@ -163,6 +164,7 @@ func mergedStops(shards []*report.Mutation) ([]report.KillLate, []report.Starved
 	var kl []report.KillLate
 	for _, l := range levels {
 		slices.Sort(byLevel[l].DefectsMS)
+		slices.Sort(byLevel[l].DefectsInitMS)
 		kl = append(kl, *byLevel[l])
 	}
 	slices.SortStableFunc(starved, func(a, b report.StarvedProbe) int { return starvedOrder(a.Defect) - starvedOrder(b.Defect) })

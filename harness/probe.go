@@ -109,6 +109,9 @@ type ProbeResult struct {
 type ProbeTimeout struct {
 	Level  int   `json:"level"`
 	LateMS int64 `json:"late_ms"`
+	// InitLateMS is, for a run the init stopped (L6), how late the init
+	// woke (sandbox.Result.InitLate); nil otherwise.
+	InitLateMS *int64 `json:"init_late_ms,omitempty"`
 	// Backstop is set when the supervisor's backstop ended the run, the
 	// init not having done so at the deadline (L6).
 	Backstop bool `json:"backstop,omitempty"`

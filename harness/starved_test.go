@@ -114,7 +114,7 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 // shard's baseline and every shard's defects.
 func TestStopsGathered(t *testing.T) {
 	results := map[string]ProbeResult{
-		"a": {Check: &report.Check{ID: "a", Passed: true}, Timeouts: []ProbeTimeout{{Level: 6, LateMS: 3}, {Level: 5, LateMS: 40}}},
+		"a": {Check: &report.Check{ID: "a", Passed: true}, Timeouts: []ProbeTimeout{{Level: 6, LateMS: 3, InitLateMS: ptr(int64(2))}, {Level: 5, LateMS: 40}}},
 		"b": {Check: &report.Check{ID: "b", Passed: true}, Timeouts: []ProbeTimeout{{Level: 6, LateMS: 260, Backstop: true}}},
 		// Fails starved on its first run, then passes.
 		"c": {Check: &report.Check{ID: "c"}, Starved: 1, Timeouts: []ProbeTimeout{{Level: 6, LateMS: 1, Starved: true}}},
@@ -140,7 +140,7 @@ func TestStopsGathered(t *testing.T) {
 	kl, starved := r.stops.report()
 	assert.Check(t, is.DeepEqual(kl, []report.KillLate{
 		{Level: 5, BaselineMS: []int64{40}, DefectsMS: []int64{40}},
-		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 260}, DefectsBackstop: 1},
+		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 260}, BaselineInitMS: []int64{2}, DefectsInitMS: []int64{2}, DefectsBackstop: 1},
 	}))
 	assert.Check(t, is.DeepEqual(starved, []report.StarvedProbe{{Probe: "c", Defect: "no_sweep", Runs: 1, RanTwice: true}}))
 	assert.Check(t, is.Equal(report.Percentile(kl[1].DefectsMS, 50), int64(3)))
@@ -152,13 +152,15 @@ func TestStopsGathered(t *testing.T) {
 	}
 	mkl, mstarved := mergedStops([]*report.Mutation{
 		shard(kl, starved),
-		shard([]report.KillLate{{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{7}}, {Level: 1, BaselineMS: []int64{}, DefectsMS: []int64{9}, DefectsBackstop: 0}},
+		shard([]report.KillLate{{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{7}, BaselineInitMS: []int64{9}, DefectsInitMS: []int64{1}}, {Level: 1, BaselineMS: []int64{}, DefectsMS: []int64{9}, DefectsBackstop: 0}},
 			[]report.StarvedProbe{{Probe: "a", Runs: 1}, {Probe: "b", Defect: "fail_open", Runs: 2}}),
 	})
 	assert.Check(t, is.DeepEqual(mkl, []report.KillLate{
 		{Level: 1, BaselineMS: []int64{}, DefectsMS: []int64{9}},
 		{Level: 5, BaselineMS: []int64{40}, DefectsMS: []int64{40}},
-		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 7, 260}, DefectsBackstop: 1},
+		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 7, 260}, BaselineInitMS: []int64{2}, DefectsInitMS: []int64{1, 2}, DefectsBackstop: 1},
 	}))
 	assert.Check(t, is.DeepEqual(mstarved, []report.StarvedProbe{{Probe: "b", Defect: "fail_open", Runs: 2}, {Probe: "c", Defect: "no_sweep", Runs: 1, RanTwice: true}}))
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -13,12 +13,14 @@ import (
 type stops struct {
 	mu                                sync.Mutex
 	baseline, defects                 map[int][]int64
+	baselineInit, defectsInit         map[int][]int64 // the init's wake-up, of the runs it stopped
 	baselineBackstop, defectsBackstop map[int]int
 	probes                            []report.StarvedProbe
 }
 
 func newStops() *stops {
-	return &stops{baseline: map[int][]int64{}, defects: map[int][]int64{}, baselineBackstop: map[int]int{}, defectsBackstop: map[int]int{}}
+	return &stops{baseline: map[int][]int64{}, defects: map[int][]int64{}, baselineInit: map[int][]int64{}, defectsInit: map[int][]int64{},
+		baselineBackstop: map[int]int{}, defectsBackstop: map[int]int{}}
 }
 
 // add records what the worker of task t reported; ranTwice is set when
@@ -29,12 +31,15 @@ func (s *stops) add(t Task, res *ProbeResult, ranTwice bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	late, backstop := s.defects, s.defectsBackstop
+	late, initLate, backstop := s.defects, s.defectsInit, s.defectsBackstop
 	if t.Defect == "" && t.Without == "" && !t.Plain {
-		late, backstop = s.baseline, s.baselineBackstop
+		late, initLate, backstop = s.baseline, s.baselineInit, s.baselineBackstop
 	}
 	for _, to := range res.Timeouts {
 		late[to.Level] = append(late[to.Level], to.LateMS)
+		if to.InitLateMS != nil {
+			initLate[to.Level] = append(initLate[to.Level], *to.InitLateMS)
+		}
 		if to.Backstop {
 			backstop[to.Level]++
 		}
@@ -60,10 +65,8 @@ func (s *stops) report() ([]report.KillLate, []report.StarvedProbe) {
 	slices.Sort(levels)
 	var kl []report.KillLate
 	for _, l := range levels {
-		b, d := slices.Clone(s.baseline[l]), slices.Clone(s.defects[l])
-		slices.Sort(b)
-		slices.Sort(d)
-		kl = append(kl, report.KillLate{Level: l, BaselineMS: nonNil(b), DefectsMS: nonNil(d),
+		kl = append(kl, report.KillLate{Level: l, BaselineMS: sorted(s.baseline[l]), DefectsMS: sorted(s.defects[l]),
+			BaselineInitMS: sortedOrNil(s.baselineInit[l]), DefectsInitMS: sortedOrNil(s.defectsInit[l]),
 			BaselineBackstop: s.baselineBackstop[l], DefectsBackstop: s.defectsBackstop[l]})
 	}
 	probes := slices.Clone(s.probes)
@@ -71,11 +74,23 @@ func (s *stops) report() ([]report.KillLate, []report.StarvedProbe) {
 	return kl, probes
 }
 
-func nonNil(v []int64) []int64 {
+// sorted is a sorted copy of v, never nil.
+func sorted(v []int64) []int64 {
 	if v == nil {
 		return []int64{}
 	}
-	return v
+	c := slices.Clone(v)
+	slices.Sort(c)
+	return c
+}
+
+// sortedOrNil is a sorted copy of v, nil when v is empty (the levels and
+// runs with no init to stop them).
+func sortedOrNil(v []int64) []int64 {
+	if len(v) == 0 {
+		return nil
+	}
+	return sorted(v)
 }
 
 // starvedOrder puts the baseline's starved probes first, then the

@@ -84,8 +84,13 @@ func workerMain(args []string) int {
 		return fail(err)
 	}
 	for _, to := range sandbox.Timeouts() { // this process ran the probe alone
-		res.Timeouts = append(res.Timeouts, ProbeTimeout{Level: to.Level, LateMS: to.Late.Milliseconds(),
-			Backstop: to.StoppedBy == sandbox.StoppedByBackstop, Starved: to.Starved})
+		pt := ProbeTimeout{Level: to.Level, LateMS: to.Late.Milliseconds(),
+			Backstop: to.StoppedBy == sandbox.StoppedByBackstop, Starved: to.Starved}
+		if to.StoppedBy == sandbox.StoppedByInit {
+			ms := to.InitLate.Milliseconds()
+			pt.InitLateMS = &ms
+		}
+		res.Timeouts = append(res.Timeouts, pt)
 		if to.Starved {
 			res.Starved++
 		}

@@ -100,6 +100,13 @@ type KillLate struct {
 	// shard's baseline and every shard's defects).
 	BaselineMS []int64 `json:"baseline_ms"`
 	DefectsMS  []int64 `json:"defects_ms"`
+	// BaselineInitMS and DefectsInitMS are, of the runs the init stopped
+	// (L6), how long after the deadline the init woke
+	// (sandbox.Result.InitLate), sorted: the part of the lateness that is
+	// the init's own; the rest is the kernel ending the namespace and the
+	// host noticing.
+	BaselineInitMS []int64 `json:"baseline_init_ms,omitempty"`
+	DefectsInitMS  []int64 `json:"defects_init_ms,omitempty"`
 	// BaselineBackstop and DefectsBackstop count the runs of each that
 	// the supervisor's backstop ended because the init had not (L6).
 	BaselineBackstop int `json:"baseline_backstop,omitempty"`

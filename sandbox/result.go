@@ -77,6 +77,12 @@ type Result struct {
 	// (just before the program's start). It takes in the kill, the end of
 	// every process of the run and the host noticing. Zero otherwise.
 	KillLate time.Duration
+	// InitLate is, for a run the init stopped at its deadline (StoppedBy
+	// StoppedByInit), how long after the deadline the init found it up,
+	// by its own clock: the part of KillLate that is the init's wake-up.
+	// The rest is the kernel ending the namespace and the host noticing.
+	// Zero otherwise.
+	InitLate time.Duration
 	// RunQueueWait is, for a run stopped at its time limit, how long the
 	// program's threads had waited for a CPU while runnable: the sum, over
 	// every thread of the program's processes alive at the stop, of the
@@ -173,6 +179,7 @@ type resultJSON struct {
 	TimedOut        bool       `json:"timed_out"`
 	StoppedBy       string     `json:"stopped_by,omitempty"`
 	KillLateMS      *int64     `json:"kill_late_ms,omitempty"`
+	InitLateMS      *int64     `json:"init_late_ms,omitempty"`
 	RunQueueWaitMS  *int64     `json:"run_queue_wait_ms,omitempty"`
 	RunQueueTasks   *int       `json:"run_queue_tasks,omitempty"`
 	Starved         bool       `json:"starved,omitempty"`
@@ -208,15 +215,19 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.Network != nil {
 		network = &r.Network
 	}
-	var late, wait *int64
+	var late, wait, initLate *int64
 	var tasks *int
 	if r.Reason == ReasonTimeout { // present, even zero, for every timeout
 		l, w := r.KillLate.Milliseconds(), r.RunQueueWait.Milliseconds()
 		late, wait, tasks = &l, &w, &r.RunQueueTasks
+		if r.StoppedBy == StoppedByInit {
+			i := r.InitLate.Milliseconds()
+			initLate = &i
+		}
 	}
 	return json.Marshal(resultJSON{
 		Level: r.Level, Reason: r.Reason, Message: r.Message, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, StoppedBy: r.StoppedBy, KillLateMS: late, RunQueueWaitMS: wait, RunQueueTasks: tasks, Starved: r.Starved,
+		TimedOut: r.TimedOut, StoppedBy: r.StoppedBy, KillLateMS: late, InitLateMS: initLate, RunQueueWaitMS: wait, RunQueueTasks: tasks, Starved: r.Starved,
 		OOM: r.OOM, Stdout: r.Stdout, Stderr: r.Stderr,
 		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
 		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,

@@ -159,6 +159,9 @@ type runStart struct {
 	// (Processes.Reaper in a PID namespace of its own): it holds the
 	// deadline, and the supervisor's clock is the backstop.
 	reaper bool
+	// mono is the start on CLOCK_MONOTONIC (ns), from which the reaper's
+	// deadline counts.
+	mono int64
 }
 
 // start builds the command and starts it (in rg, when the policy asks
@@ -168,8 +171,8 @@ type runStart struct {
 func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *egressRelay) (*exec.Cmd, runStart, error) {
 	// The clock starts before the command is built, because the reaper's
 	// deadline, which is part of its config, counts from it.
-	rs := runStart{at: time.Now()}
-	cmd, reaper, err := buildCmd(p, c, cwd, dir, ps, rg, eg, monotonicNow())
+	rs := runStart{at: time.Now(), mono: monotonicNow()}
+	cmd, reaper, err := buildCmd(p, c, cwd, dir, ps, rg, eg, rs.mono)
 	if err != nil {
 		return nil, rs, err
 	}
@@ -218,6 +221,7 @@ type outcome struct {
 	reaper         bool
 	stopper        string
 	used           usage
+	startMono      int64 // runStart.mono
 	stdout, stderr *stream
 	// group is what the kernel counted in the run's control group
 	// (nil without one); groupErr says why it could not be read or
@@ -239,7 +243,8 @@ type outcome struct {
 // session id cannot be given to another process, so nothing they kill by
 // number can be a stranger's (see killRun).
 func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runGroup, rs runStart) outcome {
-	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars), reaper: rs.reaper}
+	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars), reaper: rs.reaper,
+		startMono: rs.mono}
 	var readers child.Readers
 	readers.Read(ps.outR, o.stdout)
 	readers.Read(ps.errR, o.stderr)
@@ -338,6 +343,9 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	}
 	if res.Reason == ReasonTimeout {
 		res.KillLate = o.wall - p.TimeLimit()
+		if end != nil && end.Deadline && res.StoppedBy == StoppedByInit {
+			res.InitLate = time.Duration(end.At - o.startMono - int64(p.TimeLimit()))
+		}
 		res.RunQueueWait, res.RunQueueTasks = o.used.runQueue, o.used.tasks
 		res.Starved = starved(o.used, p.TimeLimit())
 		logTimeout(res)
@@ -759,6 +767,7 @@ func starved(u usage, limit time.Duration) bool {
 type Timeout struct {
 	Level     int
 	Late      time.Duration // Result.KillLate
+	InitLate  time.Duration // Result.InitLate, when StoppedBy is StoppedByInit
 	StoppedBy string        // Result.StoppedBy
 	Starved   bool          // Result.Starved
 }
@@ -771,7 +780,7 @@ var timeouts struct {
 
 func logTimeout(r *Result) {
 	timeouts.mu.Lock()
-	timeouts.log = append(timeouts.log, Timeout{Level: r.Level, Late: r.KillLate, StoppedBy: r.StoppedBy, Starved: r.Starved})
+	timeouts.log = append(timeouts.log, Timeout{Level: r.Level, Late: r.KillLate, InitLate: r.InitLate, StoppedBy: r.StoppedBy, Starved: r.Starved})
 	timeouts.mu.Unlock()
 }
 

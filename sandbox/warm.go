@@ -31,8 +31,10 @@ import (
 // group, pipes and egress relay, made for it and never used twice. The
 // clock starts when the go record is written, as a cold run's starts
 // before its clone: the time the init spent waiting is no run's. A
-// pre-started init holds no slot (see slots.go) while it waits: it takes
-// no CPU, and the run takes its slot before it goes.
+// pre-started init holds no slot (see slots.go): it takes no CPU while it
+// waits, and the run takes its slot before it goes. Its making (tens of
+// ms of CPU, as a cold start's) is not queued either: a session makes at
+// most one at a time, after a run of its own.
 
 // goRecord is what a waiting init still needs: the program's argv and
 // environment, and its deadline, counted from the run's start.
@@ -182,13 +184,13 @@ func (w *warmInit) run(ctx context.Context, p Policy, c Command, dir string) (o 
 // and returns when the run started. On error w is discarded, and nothing
 // of c ran.
 func (w *warmInit) begin(p Policy, c Command, dir string) (runStart, error) {
-	rs := runStart{at: time.Now(), reaper: w.reaper}
+	rs := runStart{at: time.Now(), reaper: w.reaper, mono: monotonicNow()}
 	rec := goRecord{Args: append([]string{c.Path}, c.Args...), Env: environment(p, c, dir)}
 	if w.eg != nil && w.cmd.SysProcAttr.Cloneflags&unix.CLONE_NEWNET != 0 {
 		rec.Env = append(rec.Env, proxyEnv(EgressProxy)...)
 	}
 	if w.reaper {
-		rec.Reaper = newReaperInit(p, monotonicNow())
+		rec.Reaper = newReaperInit(p, rs.mono)
 	}
 	text, err := encodeConfig(rec)
 	if err == nil {

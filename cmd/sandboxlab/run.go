@@ -38,7 +38,10 @@ func runHelp() string {
 		"place (else 75, 125, 126 or 127 as above). Its fields: level; reason (exited, timeout, cpu,\n" +
 		"memory, processes, disk, signal, refused, not_found, busy); message (why it was refused,\n" +
 		"not found or busy); queued_ms (how long it waited for a run slot before its clock started);\n" +
-		"exit_code (-1 when a signal ended it or it never ran); signal; timed_out; oom; stdout and\n" +
+		"exit_code (-1 when a signal ended it or it never ran); signal; timed_out; stopped_by (init,\n" +
+		"supervisor or backstop, when the sandbox stopped it); for a timeout kill_late_ms (how long after\n" +
+		"the deadline the run was seen to end), init_late_ms (at L6, when the init stopped it: how long\n" +
+		"after the deadline the init woke), run_queue_wait_ms, run_queue_tasks and starved; oom; stdout and\n" +
 		"stderr (at most the level's budget of characters, the middle cut with a marker);\n" +
 		"stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the program wrote);\n" +
 		"wall_ms, cpu_ms; files (the session directory afterwards: name, size, type) and\n" +
