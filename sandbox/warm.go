@@ -108,15 +108,16 @@ func canPrestart(p Policy) bool {
 
 // prestart starts the init for the next run of c under p in dir, up to
 // its go record. Its error is the reason the run will start cold.
-func prestart(p Policy, c Command, dir string) (w *warmInit, err error) {
+func prestart(p Policy, c Command, dir string) (*warmInit, error) {
 	cwd, err := checkCommand(p, c, dir)
 	if err != nil {
 		return nil, err
 	}
-	w = &warmInit{key: warmKey(c)}
+	w := &warmInit{key: warmKey(c)}
+	made := false
 	defer func() {
-		if err != nil {
-			w.discard()
+		if !made {
+			w.discard() // what was made before the failure
 		}
 	}()
 	if w.ps, err = newPipes(); err != nil {
@@ -161,6 +162,7 @@ func prestart(p Policy, c Command, dir string) (w *warmInit, err error) {
 		return nil, startError(p, c, err)
 	}
 	w.eg.started()
+	made = true
 	return w, nil
 }
 

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -117,4 +118,29 @@ func initsOf(dir string) []int {
 		}
 	}
 	return pids
+}
+
+// TestPrestartFailureLeavesNothing: an init that cannot be prestarted
+// (here at L6 in a directory with no filesystem of its own to cap the
+// disk) leaves nothing of what was made before the failure: no control
+// group, no open descriptor; the next run starts cold and meets the
+// reason itself.
+func TestPrestartFailureLeavesNothing(t *testing.T) {
+	hardenedHere(t)
+	root := testRoot(t)
+	dir := ownedDir(t, root, "not-a-session-store")
+	before, fds := leftovers(t, root), openFDs(t)
+	w, err := prestart(MustPreset(6), Command{Path: python, Dir: dir}, dir)
+	assert.Check(t, w == nil)
+	assert.Check(t, errors.Is(err, ErrUnavailable), "%v", err)
+	assert.Check(t, is.DeepEqual(leftovers(t, root), before), "left behind")
+	assert.Check(t, is.Equal(openFDs(t), fds), "descriptors left open")
+}
+
+// openFDs counts this process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	assert.NilError(t, err)
+	return len(entries)
 }
