@@ -72,10 +72,12 @@ type Session struct {
 }
 
 // warming is a pre-started init on its way: w is set (nil if it could
-// not be made) when ready is closed.
+// not be made, or was called off) when ready is closed. Closing off, before
+// the init's making has begun (prestartDelay), calls it off.
 type warming struct {
 	key   string
 	ready chan struct{}
+	off   chan struct{}
 	w     *warmInit
 }
 
@@ -242,19 +244,20 @@ func (s *Session) takeNext(cmd Command) *warmInit {
 	if next == nil {
 		return nil
 	}
-	s.next = nil
-	<-next.ready
 	if next.key != warmKey(cmd) {
-		next.w.discard()
+		s.discardNext()
 		return nil
 	}
+	s.next = nil
+	<-next.ready
 	return next.w
 }
 
-// discardNext ends the pre-started init, if any.
+// discardNext ends the pre-started init, if any, or calls off its making.
 func (s *Session) discardNext() {
 	if next := s.next; next != nil {
 		s.next = nil
+		close(next.off)
 		<-next.ready
 		next.w.discard()
 	}
@@ -284,12 +287,16 @@ const prestartDelay = 10 * time.Millisecond
 
 // prepareNext starts the init for a next run of cmd, in the background.
 func (s *Session) prepareNext(cmd Command) {
-	next := &warming{key: warmKey(cmd), ready: make(chan struct{})}
+	next := &warming{key: warmKey(cmd), ready: make(chan struct{}), off: make(chan struct{})}
 	s.next = next
 	policy, dir := s.policy, s.dir
 	go func() {
 		defer close(next.ready)
-		time.Sleep(prestartDelay)
+		select {
+		case <-time.After(prestartDelay):
+		case <-next.off:
+			return // a run of another program, Prepare or Close came first
+		}
 		next.w, _ = prestart(policy, cmd, dir) // nil: the next run starts cold, and meets the reason itself
 	}()
 }

@@ -71,6 +71,10 @@ func TestPrestartClockStartsAtHandover(t *testing.T) {
 	for _, n := range levelsHere(t, 5) {
 		t.Run(fmt.Sprintf("L%d", n), func(t *testing.T) {
 			p := MustPreset(n)
+			// Room for Python's start on a loaded machine, and the CPU
+			// limits well past the wall clock: the loop must meet the
+			// clock, not race it.
+			p.Limits.Wall, p.Limits.CPU, p.Limits.CPUHard = 2*time.Second, 5*time.Second, 6*time.Second
 			s, err := NewSession(Options{Policy: p, Root: testRoot(t), Prestart: true})
 			assert.NilError(t, err)
 			defer func() { assert.Check(t, s.Close()) }()
@@ -80,13 +84,13 @@ func TestPrestartClockStartsAtHandover(t *testing.T) {
 				return res
 			}
 			run("pass")
-			time.Sleep(p.TimeLimit() + 500*time.Millisecond)
+			time.Sleep(p.TimeLimit() + 300*time.Millisecond)
 			res := run("print('done')")
 			assert.Check(t, res.Prestarted)
 			assert.Check(t, is.Equal(res.Reason, ReasonExited), "%s", res.Message)
 			assert.Check(t, is.Equal(res.Stdout, "done\n"))
 
-			time.Sleep(p.TimeLimit() + 500*time.Millisecond)
+			time.Sleep(p.TimeLimit() + 300*time.Millisecond)
 			res = run("while True: pass")
 			assert.Check(t, res.Prestarted)
 			assert.Check(t, is.Equal(res.Reason, ReasonTimeout), "%s", res.Message)
