@@ -9,6 +9,7 @@ import (
 
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/cleanup"
+	"sandboxlab/sandbox/evidence"
 )
 
 // fixtures are the fakes one cell's attack goes after, made fresh under a
@@ -64,16 +65,13 @@ func randomHex(n int) string {
 
 // makeFixtures makes a cell's fixtures in a fresh directory below tempDir.
 func makeFixtures(tempDir string) (*fixtures, error) {
-	root, err := os.MkdirTemp(tempDir, "sandboxlab-attack-")
+	root, err := evidence.NewFixtureDir(tempDir, "sandboxlab-attack-")
 	if err != nil {
-		return nil, fmt.Errorf("making fixture directory: %w", err)
+		return nil, err
 	}
 	var undo cleanup.Stack
 	defer undo.Clean()
-	undo.Add(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o711); err != nil {
-		return nil, fmt.Errorf("making fixture directory: %w", err)
-	}
+	undo.Add(func() { evidence.RemoveFixtureDir(root) })
 	f := &fixtures{
 		root:           root,
 		sessions:       filepath.Join(root, "sessions"),
@@ -178,8 +176,5 @@ func checkReachable(tempDir string) error {
 
 // remove deletes the fixtures and everything the program left among them.
 func (f *fixtures) remove() error {
-	if err := os.RemoveAll(f.root); err != nil {
-		return fmt.Errorf("removing fixtures: %w", err)
-	}
-	return nil
+	return evidence.RemoveFixtureDir(f.root)
 }

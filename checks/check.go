@@ -25,13 +25,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
@@ -149,11 +146,10 @@ func (c *Check) Run(ctx context.Context, tb TestingT, out *report.Check) {
 	base, err := evidence.FixtureRoot()
 	var root string
 	if err == nil {
-		root, err = os.MkdirTemp(base, "sandboxlab-check-")
+		root, err = evidence.NewFixtureDir(base, "sandboxlab-check-")
 	}
 	if err == nil {
-		t.Cleanup(func() { removeFixtureRoot(root) })
-		err = os.Chmod(root, 0o711)
+		t.Cleanup(func() { evidence.RemoveFixtureDir(root) })
 	}
 	if err != nil {
 		t.Logf("making the fixture directory: %v", err)
@@ -315,56 +311,4 @@ func withT(ctx context.Context, body func(t *T)) (string, error) {
 		return strings.TrimSpace(out.Evidence), nil
 	}
 	return "", nil
-}
-
-// removeFixtureRoot removes a check's fixture directory. A session that a
-// defect kept (workdir_kept: Close leaves it) may still have its own
-// filesystem mounted there (L6's disk cap), which os.RemoveAll cannot
-// cross: every mount below root is detached first, the deepest first.
-func removeFixtureRoot(root string) {
-	mounts := mountsBelow(root)
-	for i := len(mounts) - 1; i >= 0; i-- {
-		unix.Unmount(mounts[i], unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
-	}
-	os.RemoveAll(root)
-}
-
-// mountsBelow lists the mount points strictly below dir in this process's
-// mount namespace, in the order they were mounted (/proc/self/mountinfo's
-// fifth field, its octal escapes undone).
-func mountsBelow(dir string) []string {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	var out []string
-	prefix := filepath.Clean(dir) + "/"
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		if m := unescapeMount(f[4]); strings.HasPrefix(m, prefix) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// unescapeMount undoes mountinfo's escapes of space, tab, newline and
-// backslash (\040 and the like).
-func unescapeMount(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var c int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
-				b.WriteByte(byte(c))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -14,6 +14,7 @@ import (
 	"gotest.tools/v3/skip"
 
 	"sandboxlab/report"
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/verdict"
 )
 
@@ -135,7 +136,7 @@ func TestFixtureRootGoesWithMountsBelow(t *testing.T) {
 	var out report.Check
 	c.Run(context.Background(), recorder{}, &out)
 	assert.Assert(t, out.Passed, out.Evidence)
-	assert.Check(t, is.Len(mountsBelow(root), 0))
+	assert.Check(t, is.Len(evidence.MountsBelow(root), 0))
 	_, err := os.Stat(root)
 	assert.Check(t, os.IsNotExist(err), "the fixture directory %s is left: %v", root, err)
 	b, err := os.ReadFile("/proc/self/mountinfo")
