@@ -64,7 +64,7 @@ func TestForkLoopNeverPassesTheCap(t *testing.T) {
 	p := MustPreset(6)
 	p.Processes.Max = 0
 	capped := p.Hardened.Cgroup.Pids
-	var kernelMax, hostMax int
+	var kernelMax, hostMax, forked int
 	refused := 0
 	for i := range 20 {
 		tok := token(t)
@@ -73,13 +73,19 @@ func TestForkLoopNeverPassesTheCap(t *testing.T) {
 		seen, _ := peak.Stop()
 		left := killTagged(tok)
 		assert.Check(t, is.Equal(left, 0), "run %d left processes behind", i)
-		assert.Check(t, res.PidsPeak > 1 && res.PidsPeak <= capped, "run %d: the kernel counted %d processes at once (cap %d); the run ended %s after %v (cpu %v)", i, res.PidsPeak, capped, res.Reason, res.Wall.Round(time.Millisecond), res.CPU.Round(time.Millisecond))
+		// A loop the busy machine kept from its first fork before the
+		// clock ran out (CI saw one: 26 ms of CPU in 1.6 s) proves
+		// nothing either way; the count of loops that forked is below.
+		assert.Check(t, res.PidsPeak >= 1 && res.PidsPeak <= capped, "run %d: the kernel counted %d processes at once (cap %d); the run ended %s after %v (cpu %v)", i, res.PidsPeak, capped, res.Reason, res.Wall.Round(time.Millisecond), res.CPU.Round(time.Millisecond))
+		if res.PidsPeak > 1 {
+			forked++
+		}
 		assert.Check(t, int(seen) <= capped, "run %d: the host saw %d processes at once (cap %d)", i, seen, capped)
 		kernelMax, hostMax = max(kernelMax, res.PidsPeak), max(hostMax, int(seen))
 		refused += res.ForksRefused
 	}
-	assert.Check(t, refused > 0, "the cap never refused a fork: the loop did not reach it, so this test proved nothing")
-	t.Logf("20 fork loops with a core busy: at most %d alive (kernel pids.peak), %d seen by the host; %d forks refused", kernelMax, hostMax, refused)
+	assert.Check(t, refused > 0 && forked >= 10, "the cap refused %d forks, %d of 20 loops forked: too few reached it, so this test proved nothing", refused, forked)
+	t.Logf("20 fork loops with a core busy: %d forked; at most %d alive (kernel pids.peak), %d seen by the host; %d forks refused", forked, kernelMax, hostMax, refused)
 }
 
 // TestManyHardenedRunsAtOnce starts 100 L6 runs at once on however few
