@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func TestManyClientsAtOnce(t *testing.T) {
 	replies := make([]string, len(conns))
 	errs := make([]bool, len(conns))
 	failed := make([]error, len(conns))
+	retried := make([]bool, len(conns))
 	var calls sync.WaitGroup
 	for i, c := range conns {
 		code := "print(sum(range(1000)))"
@@ -38,12 +40,21 @@ func TestManyClientsAtOnce(t *testing.T) {
 		calls.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": code}})
-			if err != nil {
-				failed[i] = err
-				return
+			// A run stopped starved says "the machine was busy ... the same
+			// call again", and an agent does that once: so does the test.
+			// An innocent program stopped without that word fails it.
+			for try := 0; try < 2; try++ {
+				res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": code}})
+				if err != nil {
+					failed[i] = err
+					return
+				}
+				replies[i], errs[i] = text(res), res.IsError
+				if i < loops || !strings.Contains(replies[i], "The machine was busy") {
+					break
+				}
+				retried[i] = true
 			}
-			replies[i], errs[i] = text(res), res.IsError
 		})
 	}
 	calls.Wait()
@@ -58,5 +69,16 @@ func TestManyClientsAtOnce(t *testing.T) {
 		assert.Check(t, !errs[i], "short program %d: %s", i, replies[i])
 		assert.Check(t, is.Contains(replies[i], "| 499500\n"), "short program %d", i)
 	}
-	t.Logf("%d clients at once: %v for their calls", len(conns), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d clients at once: %v for their calls; %d short programs stopped starved and called again", len(conns), time.Since(start).Round(time.Millisecond), count(retried))
+}
+
+// count is how many of bs are true.
+func count(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
