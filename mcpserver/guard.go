@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,8 +22,9 @@ import (
 // lines first: a line that is not valid UTF-8, not JSON, not a JSON-RPC
 // message, or longer than MaxMessage gets the JSON-RPC error the spec
 // names (-32700 parse error, -32600 invalid request), with the request's
-// id where it can be found, and never reaches the SDK. Every other line
-// goes through unchanged.
+// id where it can be found, and never reaches the SDK; so does one the
+// SDK's decoder refuses. Every other line reaches the SDK as the message
+// it decoded to.
 
 // MaxMessage is the longest line (one JSON-RPC message) the server takes:
 // room for write_file's largest file in base64.
@@ -37,17 +40,86 @@ const (
 // reads messages from r and writes to w (the responses of the SDK and the
 // guard's errors, a whole line at a time), and refuses lines over maxLine
 // bytes (zero: MaxMessage).
+//
+// It is a connection of its own, not the SDK's IOTransport behind a pipe:
+// the guard has read and checked each line already, so it decodes the
+// message once and hands it over. The SDK's reader would copy the line
+// through a second goroutine and decode it twice more, a 32 KiB buffer
+// each time, which cost about a millisecond a call here.
 func GuardedTransport(r io.Reader, w io.Writer, maxLine int) mcp.Transport {
 	if maxLine <= 0 {
 		maxLine = MaxMessage
 	}
-	pr, pw := io.Pipe()
-	out := &lineWriter{w: w}
-	g := &guard{in: bufio.NewReaderSize(r, 64<<10), pass: pw, out: out, max: maxLine}
-	go g.run()
-	// The SDK's own limit stays above the guard's, as a second bound.
-	return &mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: maxLine + 16}
+	return &guardedTransport{r: r, w: w, max: maxLine}
 }
+
+type guardedTransport struct {
+	r   io.Reader
+	w   io.Writer
+	max int
+}
+
+// Connect starts the guard's reader; there is one connection.
+func (t *guardedTransport) Connect(context.Context) (mcp.Connection, error) {
+	incoming := make(chan readResult)
+	c := &guardedConn{out: &lineWriter{w: t.w}, incoming: incoming, closed: make(chan struct{})}
+	g := &guard{in: bufio.NewReaderSize(t.r, 64<<10), out: c.out, max: t.max, incoming: incoming, closed: c.closed}
+	go g.run()
+	return c, nil
+}
+
+// readResult is a message the guard passed, or the error that ended the
+// input (io.EOF: the client closed it).
+type readResult struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// guardedConn is the SDK's side of the connection.
+type guardedConn struct {
+	out       *lineWriter
+	incoming  <-chan readResult
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// Read returns the next message the guard passed. Like the SDK's own
+// connection it returns as soon as ctx ends or the connection is closed,
+// though the guard may still be blocked reading its input.
+func (c *guardedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-c.incoming:
+		return r.msg, r.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+// Write writes msg as one line.
+func (c *guardedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding a message: %w", err)
+	}
+	_, err = c.out.Write(append(data, '\n'))
+	return err
+}
+
+// Close ends the connection. The input is the process's, not the
+// connection's, and is not closed: a guard blocked reading it ends at
+// its EOF, or with the process.
+func (c *guardedConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// SessionID is empty: stdio has no sessions of its own.
+func (c *guardedConn) SessionID() string { return "" }
 
 // lineWriter serialises whole lines from the SDK and the guard.
 type lineWriter struct {
@@ -61,35 +133,46 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// Close does nothing: stdout is the process's, not the connection's.
-func (l *lineWriter) Close() error { return nil }
-
-// guard copies good lines from in to pass and answers bad ones on out.
+// guard passes good lines from in to the connection, decoded, and
+// answers bad ones on out.
 type guard struct {
-	in   *bufio.Reader
-	pass *io.PipeWriter
-	out  io.Writer
-	max  int
+	in       *bufio.Reader
+	out      io.Writer
+	max      int
+	incoming chan<- readResult
+	closed   <-chan struct{}
 }
 
-// run copies lines until in ends, then ends the SDK's input.
+// run reads lines until in ends, then ends the SDK's input.
 func (g *guard) run() {
 	for {
 		line, over, err := g.readLine()
 		if len(line) > 0 || over > 0 {
-			if bad := g.check(line, over); bad != nil {
+			msg, bad := g.check(line, over)
+			if bad != nil {
 				if _, werr := g.out.Write(bad); werr != nil {
-					g.pass.CloseWithError(werr)
+					g.pass(readResult{err: werr})
 					return
 				}
-			} else if _, perr := g.pass.Write(append(line, '\n')); perr != nil {
-				return // the SDK has stopped reading: the connection is over
+			} else if msg != nil && !g.pass(readResult{msg: msg}) {
+				return // the connection is closed
 			}
 		}
 		if err != nil {
-			g.pass.CloseWithError(err) // io.EOF: a clean end
+			g.pass(readResult{err: err}) // io.EOF: a clean end
 			return
 		}
+	}
+}
+
+// pass hands r to the connection's reader; false when the connection
+// has closed.
+func (g *guard) pass(r readResult) bool {
+	select {
+	case g.incoming <- r:
+		return true
+	case <-g.closed:
+		return false
 	}
 }
 
@@ -139,25 +222,35 @@ type wireMessage struct {
 	Method  json.RawMessage `json:"method"`
 }
 
-// check returns the error line for a bad message, or nil.
-func (g *guard) check(line []byte, over int) []byte {
+// check decodes a good line, or returns the error line for a bad one;
+// neither for an empty line.
+func (g *guard) check(line []byte, over int) (jsonrpc.Message, []byte) {
 	switch {
 	case over > 0:
-		return errorLine(sniffID(line), codeInvalidRequest,
+		return nil, errorLine(sniffID(line), codeInvalidRequest,
 			fmt.Sprintf("the message is %d bytes, over the server's limit of %d: send large files in parts", over, g.max))
 	case len(bytes.TrimSpace(line)) == 0:
-		return nil
+		return nil, nil
 	case !utf8.Valid(line):
-		return errorLine(sniffID(bytes.ToValidUTF8(line, []byte("\uFFFD"))), codeParseError, "parse error: the message is not valid UTF-8")
+		return nil, errorLine(sniffID(bytes.ToValidUTF8(line, []byte("\uFFFD"))), codeParseError, "parse error: the message is not valid UTF-8")
 	case !json.Valid(line):
-		return errorLine(sniffID(line), codeParseError, "parse error: the message is not JSON")
+		return nil, errorLine(sniffID(line), codeParseError, "parse error: the message is not JSON")
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) {
-		// The SDK ends the connection on a batch under the protocol's
-		// versions since 2025-06-18, which have none.
-		return errorLine(nil, codeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send each message on a line of its own")
+		// Batches went with the protocol's version 2025-06-18; the SDK
+		// would end the connection on one under the versions since.
+		return nil, errorLine(nil, codeInvalidRequest, "invalid request: JSON-RPC batches are not supported; send each message on a line of its own")
 	}
-	return checkMessage(line)
+	if bad := checkMessage(line); bad != nil {
+		return nil, bad
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		// A message checkMessage let through but the SDK cannot take:
+		// answered, where the SDK's own reader would end the connection.
+		return nil, errorLine(sniffID(line), codeInvalidRequest, "invalid request: "+err.Error())
+	}
+	return msg, nil
 }
 
 // checkMessage judges one message as the SDK's decoder would, and

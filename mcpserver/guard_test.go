@@ -109,6 +109,7 @@ func TestBadInput(t *testing.T) {
 		{"JSON-RPC 1.0", `{"jsonrpc":"1.0","id":8,"method":"ping"}`, -32600, 8.0},
 		{"fractional id", `{"jsonrpc":"2.0","id":9.5,"method":"ping"}`, -32600, nil},
 		{"not an object", `42`, -32600, nil},
+		{"error member not an object", `{"jsonrpc":"2.0","id":12,"method":"ping","error":5}`, -32600, 12.0},
 		{"unknown tool", toolCall(10, "rm_rf", map[string]any{}), -32602, 10.0},
 		{"unknown method", `{"jsonrpc":"2.0","id":11,"method":"tools/destroy"}`, -32601, 11.0},
 	}
