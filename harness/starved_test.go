@@ -36,20 +36,10 @@ func TestStarvedFailureRunsTwice(t *testing.T) {
 		{"a starved pass", []ProbeResult{check(true, 1)}, 1, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			calls := 0
-			r := &Runner{Timeout: time.Minute, Worker: func(ctx context.Context, _ Task) *exec.Cmd {
-				assert.Assert(t, calls < len(c.runs), "run %d times", calls+1)
-				b, err := json.Marshal(c.runs[calls])
-				assert.NilError(t, err)
-				path := filepath.Join(dir, fmt.Sprint(calls))
-				assert.NilError(t, os.WriteFile(path, b, 0o644))
-				calls++
-				return exec.CommandContext(ctx, "cat", path)
-			}}
+			r, calls := cannedWorker(t, c.runs)
 			got := r.runTask(context.Background(), Task{Probe: "wall_timeout"})
 			assert.NilError(t, got.err)
-			assert.Check(t, is.Equal(calls, c.calls))
+			assert.Check(t, is.Equal(*calls, c.calls))
 			assert.Check(t, is.Equal(got.result.Check.Passed, c.passed))
 			if c.note {
 				assert.Check(t, is.Contains(got.result.Check.Evidence, "run twice"))
@@ -83,20 +73,10 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 		{"a stop not starved", []ProbeResult{cell(false, 0)}, 1, false, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			calls := 0
-			r := &Runner{Timeout: time.Minute, Worker: func(ctx context.Context, _ Task) *exec.Cmd {
-				assert.Assert(t, calls < len(c.runs), "run %d times", calls+1)
-				b, err := json.Marshal(c.runs[calls])
-				assert.NilError(t, err)
-				path := filepath.Join(dir, fmt.Sprint(calls))
-				assert.NilError(t, os.WriteFile(path, b, 0o644))
-				calls++
-				return exec.CommandContext(ctx, "cat", path)
-			}}
+			r, calls := cannedWorker(t, c.runs)
 			got := r.runTask(context.Background(), Task{Probe: "exfiltrate@L5"})
 			assert.NilError(t, got.err)
-			assert.Check(t, is.Equal(calls, c.calls))
+			assert.Check(t, is.Equal(*calls, c.calls))
 			assert.Check(t, is.Equal(got.result.Cell.Escaped, c.escaped))
 			if c.note != "" {
 				assert.Check(t, is.Contains(got.result.Cell.Evidence, c.note))
@@ -105,6 +85,23 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cannedWorker is a runner whose worker reports runs[i] at its i-th call
+// (and fails the test at a call past them); calls counts them.
+func cannedWorker(t *testing.T, runs []ProbeResult) (r *Runner, calls *int) {
+	dir := t.TempDir()
+	calls = new(int)
+	r = &Runner{Timeout: time.Minute, Worker: func(ctx context.Context, _ Task) *exec.Cmd {
+		assert.Assert(t, *calls < len(runs), "run %d times", *calls+1)
+		b, err := json.Marshal(runs[*calls])
+		assert.NilError(t, err)
+		path := filepath.Join(dir, fmt.Sprint(*calls))
+		assert.NilError(t, os.WriteFile(path, b, 0o644))
+		*calls++
+		return exec.CommandContext(ctx, "cat", path)
+	}}
+	return r, calls
 }
 
 // TestStopsGathered: the runs stopped at their time limit that workers
