@@ -50,9 +50,20 @@ func refusedIn(log []egress.Request) []string {
 	return out
 }
 
-// programLines is the program's output on one line, for evidence.
+// programLines is the program's output on one line, for evidence, after
+// how the run ended when it printed nothing or did not end by itself.
 func programLines(res *sandbox.Result) string {
-	return strings.ReplaceAll(strings.TrimSpace(res.Stdout+res.Stderr), "\n", "; ")
+	out := strings.ReplaceAll(strings.TrimSpace(res.Stdout+res.Stderr), "\n", "; ")
+	if res.Reason == sandbox.ReasonExited && out != "" {
+		return out
+	}
+	// A run that printed nothing, or did not end by itself, says how it
+	// ended: a failure the clock or the machine caused reads as such.
+	how := fmt.Sprintf("(the run ended %s after %v, status %d", res.Reason, res.Wall.Round(time.Millisecond), res.ExitCode)
+	if res.Message != "" {
+		how += ": " + res.Message
+	}
+	return strings.TrimSpace(how + ") " + out)
 }
 
 // egressPy is the Python the egress checks share. get fetches a URL as

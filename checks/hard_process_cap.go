@@ -18,7 +18,7 @@ var hardProcessCap = &Check{
 	Level:   6,
 	Body: func(t *T) {
 		// The /proc monitor is taken away: the control group alone caps.
-		p := Preset(6, func(p *sandbox.Policy) { p.Processes.Max = 0 })
+		p := Preset(6, notTimed, func(p *sandbox.Policy) { p.Processes.Max = 0 })
 		tok := t.tagged()
 		peak := evidence.PeakCount(tok, 2*time.Millisecond)
 		res := t.runPython(p, sandbox.Command{}, `

@@ -33,7 +33,7 @@ var landlockFS = &Check{
 		hp, err := evidence.StartHoneypot()
 		assert.NilError(t, err)
 		t.Cleanup(hp.Close)
-		p := Preset(6, func(p *sandbox.Policy) {
+		p := Preset(6, notTimed, func(p *sandbox.Policy) {
 			p.Filesystem.Expose = nil
 			p.Network.Isolate = false
 		})

@@ -25,7 +25,7 @@ var syscallFilter = &Check{
 		// The capabilities are kept (no_new_privs alone is set, as the
 		// filter needs): without them the kernel would refuse a new user
 		// namespace by itself and hide a filter that lets clone through.
-		p := Preset(6, func(p *sandbox.Policy) { p.Filesystem.DropCapabilities = false })
+		p := Preset(6, notTimed, func(p *sandbox.Policy) { p.Filesystem.DropCapabilities = false })
 		tok := t.tagged()
 		s := t.session(p, 0)
 		marker := filepath.Join(s.Dir(), "compat-"+tok)
