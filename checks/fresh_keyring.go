@@ -33,7 +33,7 @@ var freshKeyring = &Check{
 			uintptr(unsafe.Pointer(&payload[0])), uintptr(len(payload)), uintptr(ring), 0)
 		assert.Assert(t, errno == 0, "adding the canary key: %v", errno)
 		t.Cleanup(func() { unix.KeyctlInt(unix.KEYCTL_REVOKE, int(key), 0, 0, 0) })
-		res := t.runPython(Preset(5), sandbox.Command{}, `
+		res := t.runPython(Preset(5, notTimed), sandbox.Command{}, `
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 buf = ctypes.create_string_buffer(4096)

@@ -141,9 +141,12 @@ func TimeLimits(d time.Duration) func(*sandbox.Policy) {
 // about what the program reaches, writes or is refused, not about time,
 // and on a loaded machine Python's start alone can outlast a level's
 // 1.5 s clock before the program tries anything (mutate --repeat 5
-// beside two busy loops saw it, a failure that was the clock's and not
-// the layer's). A check about time keeps its level's clock, and so do
-// the course's checks, which are pinned.
+// beside two busy loops saw it). Both ways are wrong: on the correct
+// sandbox the check fails for the clock, not the layer; under a defect
+// a program stopped before it tried reads as kept out, and the defect
+// goes uncaught (fresh_keyring caught keyring_inherited in 1 of 5). A
+// check about time keeps its level's clock, and so do the course's
+// checks, which are pinned.
 func notTimed(p *sandbox.Policy) { TimeLimits(10 * time.Second)(p) }
 
 // session makes a session below the check's root, closed after the check.

@@ -23,7 +23,7 @@ var sessionsApart = &Check{
 		// The victim's program lives on while the thief tries to reach it:
 		// its wall clock is raised, and the cleanup kills it.
 		victim := t.session(Preset(5, TimeLimits(20*time.Second)), 0)
-		thief := t.session(Preset(5), 0)
+		thief := t.session(Preset(5, notTimed), 0)
 		secret := token()
 		assert.NilError(t, victim.WriteFile("notes.txt", []byte(secret)))
 		vdir := victim.Dir() // before its run, which holds the session
