@@ -204,7 +204,7 @@ func (r *Runner) runVariants(ctx context.Context, pl *pool, runs []variantRun, p
 				runs[i].err = err
 				return
 			}
-			pr := r.runTask(ctx, runs[i].v.task(runs[i].defect))
+			pr := r.runTask(ctx, runs[i].v.task(runs[i].defect), pl, release)
 			release()
 			runs[i].res, runs[i].err = pr.result, pr.err
 			prog.update(func(p *Progress) { p.ProbesDone++ })

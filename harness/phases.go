@@ -106,7 +106,7 @@ func (r *Runner) runBaseline(ctx context.Context, pl *pool, probes []Probe, prog
 					runs[i][k] = probeRun{err: err}
 					return
 				}
-				runs[i][k] = r.runTask(ctx, Task{Probe: p.ID, Cover: true, Repeat: k})
+				runs[i][k] = r.runTask(ctx, Task{Probe: p.ID, Cover: true, Repeat: k}, pl, release)
 				release()
 				prog.update(func(p *Progress) { p.ProbesDone++ })
 			}()
@@ -259,7 +259,7 @@ func (r *Runner) runDefects(ctx context.Context, pl *pool, list []mutants.Defect
 			if err != nil {
 				pr = probeRun{err: err}
 			} else {
-				pr = r.runTask(ctx, Task{Probe: t.probe.ID, Defect: string(t.dr.d.ID), Repeat: t.k})
+				pr = r.runTask(ctx, Task{Probe: t.probe.ID, Defect: string(t.dr.d.ID), Repeat: t.k}, pl, release)
 				release()
 			}
 			mu.Lock()

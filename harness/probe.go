@@ -173,14 +173,30 @@ func (r *ProbeResult) inconclusive() bool {
 // runTask runs one task in a worker (runWorker) and reads its verdict. An
 // inconclusive verdict (see inconclusive) is one the machine's load may
 // have made: the probe runs once more and the second verdict stands, its
-// evidence saying so. A defect the probe catches fails it again; load
-// rarely starves the same probe twice.
-func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
+// evidence saying so. A defect the probe catches fails it again.
+//
+// The task holds a place in pl, which release gives back. The second
+// run takes the whole pool: it gives its place back and queues as a task
+// that runs alone, since the load that starved the first run is mostly
+// the harness's own other probes (with both cores busy beside it, the
+// same probes starved twice in a row at eight at a time). With pl nil
+// (a caller without a pool) it runs again in place.
+func (r *Runner) runTask(ctx context.Context, t Task, pl *pool, release func()) probeRun {
 	first := r.runTaskOnce(ctx, t)
 	rerun := first.result != nil && first.result.inconclusive() && ctx.Err() == nil
 	r.stops.add(t, first.result, rerun)
 	if !rerun {
 		return first
+	}
+	alone := ""
+	if pl != nil {
+		release()
+		whole, err := pl.wait(ctx, pl.enqueueWhole())
+		if err != nil {
+			return first // interrupted: the run is over anyway
+		}
+		defer whole()
+		alone = ", the second alone"
 	}
 	again := r.runTaskOnce(ctx, t)
 	r.stops.add(t, again.result, false)
@@ -191,7 +207,8 @@ func (r *Runner) runTask(ctx context.Context, t Task) probeRun {
 		if !first.result.failing() {
 			read = "read stopped"
 		}
-		note := fmt.Sprintf(" (run twice: the first run %s with %d of its runs stopped at the time limit starved of CPU, which the machine's load decides)", read, first.result.Starved)
+		note := fmt.Sprintf(" (run twice%s: the first run %s with %d of its runs stopped at the time limit starved of CPU, which the machine's load decides)",
+			alone, read, first.result.Starved)
 		if again.result.Check != nil {
 			again.result.Check.Evidence += note
 		} else {

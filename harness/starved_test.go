@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/poll"
 
 	"sandboxlab/report"
 )
@@ -37,7 +39,7 @@ func TestStarvedFailureRunsTwice(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, calls := cannedWorker(t, c.runs)
-			got := r.runTask(context.Background(), Task{Probe: "wall_timeout"})
+			got := r.runTask(context.Background(), Task{Probe: "wall_timeout"}, nil, nil)
 			assert.NilError(t, got.err)
 			assert.Check(t, is.Equal(*calls, c.calls))
 			assert.Check(t, is.Equal(got.result.Check.Passed, c.passed))
@@ -74,7 +76,7 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, calls := cannedWorker(t, c.runs)
-			got := r.runTask(context.Background(), Task{Probe: "exfiltrate@L5"})
+			got := r.runTask(context.Background(), Task{Probe: "exfiltrate@L5"}, nil, nil)
 			assert.NilError(t, got.err)
 			assert.Check(t, is.Equal(*calls, c.calls))
 			assert.Check(t, is.Equal(got.result.Cell.Escaped, c.escaped))
@@ -85,6 +87,54 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStarvedRerunRunsAlone: the second run of an inconclusive probe
+// gives back its place in the pool and waits until no other probe runs:
+// the load that starved it was mostly the harness's own.
+func TestStarvedRerunRunsAlone(t *testing.T) {
+	failed := ProbeResult{Check: &report.Check{ID: "wall_timeout", Evidence: "stopped"}, Starved: 1}
+	passed := ProbeResult{Check: &report.Check{ID: "wall_timeout", Passed: true, Evidence: "passed"}}
+	r, calls := cannedWorker(t, []ProbeResult{failed, passed})
+	var othersDone atomic.Bool
+	canned := r.Worker
+	r.Worker = func(ctx context.Context, task Task) *exec.Cmd {
+		if *calls == 1 {
+			assert.Check(t, othersDone.Load(), "the second run began while another probe held its place")
+		}
+		return canned(ctx, task)
+	}
+	ctx := context.Background()
+	pl := newPool(4, 2)
+	other, err := pl.wait(ctx, pl.enqueue(0.1))
+	assert.NilError(t, err)
+	mine, err := pl.wait(ctx, pl.enqueue(0.1))
+	assert.NilError(t, err)
+	got := make(chan probeRun, 1)
+	go func() { got <- r.runTask(ctx, Task{Probe: "wall_timeout"}, pl, mine) }()
+
+	// Once the first run is judged, the second waits in the queue, its
+	// place given back, until the other probe is done.
+	poll.WaitOn(t, func(poll.LogT) poll.Result {
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		if len(pl.queue) == 1 && pl.running == 1 {
+			return poll.Success()
+		}
+		return poll.Continue("%d queued, %d running", len(pl.queue), pl.running)
+	}, poll.WithTimeout(30*time.Second), poll.WithDelay(time.Millisecond))
+	othersDone.Store(true)
+	other()
+	run := <-got
+	mine() // the caller gives its place back too: a no-op by now
+	assert.NilError(t, run.err)
+	assert.Check(t, is.Equal(*calls, 2))
+	assert.Check(t, run.result.Check.Passed)
+	assert.Check(t, is.Contains(run.result.Check.Evidence, "run twice, the second alone"))
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	assert.Check(t, is.Equal(pl.running, 0), "places still held")
+	assert.Check(t, pl.load < 1e-9, "load still counted: %v", pl.load)
 }
 
 // cannedWorker is a runner whose worker reports runs[i] at its i-th call
@@ -132,7 +182,7 @@ func TestStopsGathered(t *testing.T) {
 	}}
 	r.stops = newStops()
 	for _, task := range []Task{{Probe: "a"}, {Probe: "b", Defect: "fail_open"}, {Probe: "c", Defect: "no_sweep"}, {Probe: "a", Without: "seccomp"}} {
-		assert.NilError(t, r.runTask(context.Background(), task).err)
+		assert.NilError(t, r.runTask(context.Background(), task, nil, nil).err)
 	}
 	kl, starved := r.stops.report()
 	assert.Check(t, is.DeepEqual(kl, []report.KillLate{

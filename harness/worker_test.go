@@ -23,7 +23,7 @@ func TestWorker(t *testing.T) {
 		{Task{Probe: "env_secrets@L2", Cover: true}, false},
 		{Task{Probe: "env_secrets@L2", Defect: "env_inherited"}, true},
 	} {
-		run := r.runTask(t.Context(), tc.task)
+		run := r.runTask(t.Context(), tc.task, nil, nil)
 		assert.Assert(t, run.err, "%+v", tc.task)
 		res := run.result
 		switch {
