@@ -44,7 +44,7 @@ import (
 // program.
 const (
 	recordMagic   = "sbxi"
-	recordVersion = 1
+	recordVersion = 2
 	recordHeader  = 14
 	recordErrno   = 8 // offset of the errno
 	recordMax     = 4096
@@ -71,7 +71,7 @@ const (
 // Payload sizes of the reaper's records.
 const (
 	endedPayload    = 4
-	deadlinePayload = 28
+	deadlinePayload = 36
 )
 
 func (k InitErrorKind) String() string {
@@ -187,13 +187,15 @@ type initEnd struct {
 	Status syscall.WaitStatus
 	// At is when the init found the deadline up (CLOCK_MONOTONIC, ns).
 	At int64
-	// RunQueueWait is the program's wait for a CPU at the deadline, and
-	// RunQueueTasks the threads it was summed over; CPU is the CPU time
+	// RunQueueWait is the program's wait for a CPU at the deadline,
+	// RunQueueTasks the threads it was summed over and RunQueueWaitMax
+	// the longest one thread's (see usage); CPU is the CPU time
 	// of its processes then alive, which their kill leaves out of the
 	// init's rusage (see usage).
-	RunQueueWait  time.Duration
-	RunQueueTasks int
-	CPU           time.Duration
+	RunQueueWait    time.Duration
+	RunQueueTasks   int
+	RunQueueWaitMax time.Duration
+	CPU             time.Duration
 }
 
 // endRecord is the record of the program's end.
@@ -219,7 +221,8 @@ func (r initRecord) payload() string {
 	b := binary.LittleEndian.AppendUint64(nil, uint64(r.End.At))
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.End.RunQueueWait))
 	b = binary.LittleEndian.AppendUint32(b, uint32(r.End.RunQueueTasks))
-	return string(binary.LittleEndian.AppendUint64(b, uint64(r.End.CPU)))
+	b = binary.LittleEndian.AppendUint64(b, uint64(r.End.CPU))
+	return string(binary.LittleEndian.AppendUint64(b, uint64(r.End.RunQueueWaitMax)))
 }
 
 // encode lays r out as the parent reads it, the message cut to fit.
@@ -289,7 +292,7 @@ func decodeEnd(r initRecord, payload []byte) (initRecord, error) {
 	}
 	return endRecord(initEnd{Deadline: true, At: int64(le.Uint64(payload)),
 		RunQueueWait: time.Duration(le.Uint64(payload[8:])), RunQueueTasks: int(le.Uint32(payload[16:])),
-		CPU: time.Duration(le.Uint64(payload[20:]))}), nil
+		CPU: time.Duration(le.Uint64(payload[20:])), RunQueueWaitMax: time.Duration(le.Uint64(payload[28:]))}), nil
 }
 
 // readInitReport reads what the init wrote until EOF, a byte past the

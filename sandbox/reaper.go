@@ -226,7 +226,7 @@ func waitProgram(r *reaperInit, pid, pidfd, wakeR int, catch func()) initEnd {
 				continue
 			}
 			u := readUsage(namespaceProgram())
-			return initEnd{Deadline: true, At: now, RunQueueWait: u.runQueue, RunQueueTasks: u.tasks, CPU: u.cpu}
+			return initEnd{Deadline: true, At: now, RunQueueWait: u.runQueue, RunQueueTasks: u.tasks, RunQueueWaitMax: u.maxRunQueue, CPU: u.cpu}
 		}
 		if catchAt > 0 && now >= catchAt {
 			catch()
@@ -319,6 +319,10 @@ type usage struct {
 	// them), nor any past maxUsageTasks; tasks counts those read.
 	runQueue time.Duration
 	tasks    int
+	// maxRunQueue is the longest of those waits: the one thread that was
+	// kept from a CPU most, which a mean over threads that slept (a fork
+	// bomb's children beside its parent) would hide.
+	maxRunQueue time.Duration
 	// cpu sums each process's user and system time and its reaped
 	// children's (/proc/PID/stat), which the kill would otherwise lose:
 	// a process killed with its namespace is reaped by the kernel, and
@@ -350,6 +354,7 @@ func readUsage(pids []int) usage {
 				if f := strings.Fields(string(b)); len(f) >= 2 {
 					if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
 						u.runQueue += time.Duration(ns)
+						u.maxRunQueue = max(u.maxRunQueue, time.Duration(ns))
 						u.tasks++
 					}
 				}

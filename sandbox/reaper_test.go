@@ -413,7 +413,7 @@ func TestReaperRecords(t *testing.T) {
 	for _, e := range []initEnd{
 		{Status: syscall.WaitStatus(7 << 8)},
 		{Status: syscall.WaitStatus(syscall.SIGXCPU)},
-		{Deadline: true, At: 123456789012, RunQueueWait: 1500 * time.Millisecond, RunQueueTasks: 5, CPU: 2 * time.Second},
+		{Deadline: true, At: 123456789012, RunQueueWait: 1500 * time.Millisecond, RunQueueTasks: 5, RunQueueWaitMax: 700 * time.Millisecond, CPU: 2 * time.Second},
 	} {
 		rec := endRecord(e)
 		got, err := decodeInitRecord(rec.encode())

@@ -92,12 +92,14 @@ type Result struct {
 	// the program's process tree. RunQueueTasks is how many threads were
 	// summed (0: nothing could be read). Threads that ended before the
 	// stop are not counted; with several threads running at once the sum
-	// can exceed Wall.
-	RunQueueWait  time.Duration
-	RunQueueTasks int
-	// Starved is true for a run stopped at its time limit whose threads
-	// had, on average, waited for a CPU for at least half the limit
-	// (RunQueueWait / RunQueueTasks >= Policy.TimeLimit / 2): the clock ran
+	// can exceed Wall. RunQueueWaitMax is the longest of those threads'
+	// waits.
+	RunQueueWait    time.Duration
+	RunQueueTasks   int
+	RunQueueWaitMax time.Duration
+	// Starved is true for a run stopped at its time limit one of whose
+	// threads had waited for a CPU for at least half the limit
+	// (RunQueueWaitMax >= Policy.TimeLimit / 2): the clock ran
 	// out while the program was kept from running, by a busy machine or by
 	// its own other threads. The stop stands; it only says the timeout is
 	// no measure of the program's own speed (see StarvedRuns).
@@ -182,6 +184,7 @@ type resultJSON struct {
 	InitLateMS      *int64     `json:"init_late_ms,omitempty"`
 	RunQueueWaitMS  *int64     `json:"run_queue_wait_ms,omitempty"`
 	RunQueueTasks   *int       `json:"run_queue_tasks,omitempty"`
+	RunQueueWaitMax *int64     `json:"run_queue_wait_max_ms,omitempty"`
 	Starved         bool       `json:"starved,omitempty"`
 	OOM             bool       `json:"oom"`
 	Stdout          string     `json:"stdout"`
@@ -215,11 +218,11 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if r.Network != nil {
 		network = &r.Network
 	}
-	var late, wait, initLate *int64
+	var late, wait, waitMax, initLate *int64
 	var tasks *int
 	if r.Reason == ReasonTimeout { // present, even zero, for every timeout
-		l, w := r.KillLate.Milliseconds(), r.RunQueueWait.Milliseconds()
-		late, wait, tasks = &l, &w, &r.RunQueueTasks
+		l, w, m := r.KillLate.Milliseconds(), r.RunQueueWait.Milliseconds(), r.RunQueueWaitMax.Milliseconds()
+		late, wait, waitMax, tasks = &l, &w, &m, &r.RunQueueTasks
 		if r.StoppedBy == StoppedByInit {
 			i := r.InitLate.Milliseconds()
 			initLate = &i
@@ -227,7 +230,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(resultJSON{
 		Level: r.Level, Reason: r.Reason, Message: r.Message, ExitCode: r.ExitCode, Signal: r.Signal,
-		TimedOut: r.TimedOut, StoppedBy: r.StoppedBy, KillLateMS: late, InitLateMS: initLate, RunQueueWaitMS: wait, RunQueueTasks: tasks, Starved: r.Starved,
+		TimedOut: r.TimedOut, StoppedBy: r.StoppedBy, KillLateMS: late, InitLateMS: initLate, RunQueueWaitMS: wait, RunQueueTasks: tasks, RunQueueWaitMax: waitMax, Starved: r.Starved,
 		OOM: r.OOM, Stdout: r.Stdout, Stderr: r.Stderr,
 		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
 		StdoutBytes: r.StdoutBytes, StderrBytes: r.StderrBytes,

@@ -346,7 +346,7 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 		if end != nil && end.Deadline && res.StoppedBy == StoppedByInit {
 			res.InitLate = time.Duration(end.At - o.startMono - int64(p.TimeLimit()))
 		}
-		res.RunQueueWait, res.RunQueueTasks = o.used.runQueue, o.used.tasks
+		res.RunQueueWait, res.RunQueueTasks, res.RunQueueWaitMax = o.used.runQueue, o.used.tasks, o.used.maxRunQueue
 		res.Starved = starved(o.used, p.TimeLimit())
 		logTimeout(res)
 	}
@@ -373,7 +373,7 @@ func reapedStatus(res *Result, o *outcome, end *initEnd, ws syscall.WaitStatus) 
 			o.stoppedBy, o.stopper = ReasonTimeout, StoppedByInit
 		}
 		if o.used.tasks == 0 { // unless the supervisor read the program later, at its backstop
-			o.used = usage{runQueue: end.RunQueueWait, tasks: end.RunQueueTasks, cpu: end.CPU}
+			o.used = usage{runQueue: end.RunQueueWait, tasks: end.RunQueueTasks, maxRunQueue: end.RunQueueWaitMax, cpu: end.CPU}
 		}
 		res.CPU += o.used.cpu
 		return killedByNamespace
@@ -754,10 +754,10 @@ func classify(p Policy, stoppedBy Reason, ws syscall.WaitStatus, res *Result) Re
 }
 
 // starved says whether a run stopped at limit had been kept from running
-// for most of it: its threads' mean run-queue wait is half the limit or
-// more (see Result.Starved).
+// for most of it: one of its threads waited for a CPU for half the limit
+// or more (see Result.Starved).
 func starved(u usage, limit time.Duration) bool {
-	return u.tasks > 0 && limit > 0 && u.runQueue/time.Duration(u.tasks) >= limit/2
+	return u.tasks > 0 && limit > 0 && u.maxRunQueue >= limit/2
 }
 
 // Timeout is one run of this process stopped at its time limit, as the

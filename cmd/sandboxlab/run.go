@@ -41,9 +41,10 @@ func runHelp() string {
 		"exit_code (-1 when a signal ended it or it never ran); signal; timed_out; stopped_by (init,\n" +
 		"supervisor or backstop, when the sandbox stopped it); for a timeout kill_late_ms (how long after\n" +
 		"the deadline the run was seen to end), init_late_ms (at L6, when the init stopped it: how long\n" +
-		"after the deadline the init woke), run_queue_wait_ms, run_queue_tasks and starved; oom; stdout and\n" +
-		"stderr (at most the level's budget of characters, the middle cut with a marker);\n" +
-		"stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the program wrote);\n" +
+		"after the deadline the init woke), run_queue_wait_ms, run_queue_tasks, run_queue_wait_max_ms\n" +
+		"and starved; oom; stdout and stderr (at most the level's budget of characters, the middle cut\n" +
+		"with a marker); stdout_truncated, stderr_truncated; stdout_bytes, stderr_bytes (all the\n" +
+		"program wrote);\n" +
 		"wall_ms, cpu_ms; files (the session directory afterwards: name, size, type) and\n" +
 		"files_truncated; at L6 also memory_peak (bytes), pids_peak and forks_refused as the\n" +
 		"kernel counted them in the run's control group, and landlock_abi; with --allow, network\n" +
