@@ -51,6 +51,12 @@ type Check struct {
 	// checks of its own suite. The registry's list gives the course's
 	// theirs; a hardening check names it (Suite: verdict.Hardening).
 	Suite verdict.Suite
+	// Untimed says the check's promise is not about time: its programs run
+	// on a clock long enough for what they do (notTimed, egressPolicy), so
+	// a run stopped at that clock was kept from its work by the machine,
+	// and a failure with one is no verdict on the sandbox. The mutation
+	// harness runs such a failure once more, alone (see harness.runTask).
+	Untimed bool
 	// Body runs the check. It fails through t (assert, poll) and says what
 	// it saw with t.Evidence.
 	Body func(t *T)

@@ -51,6 +51,19 @@ func TestRegistry(t *testing.T) {
 	assert.Check(t, is.Equal(All[25].ID, "tool_errors"))
 }
 
+// TestUntimedMatchesItsClock: a check is marked Untimed exactly when its
+// file gives a run the clock of what it does not test (notTimed,
+// egressPolicy), and no course check is: their clocks are the course's.
+func TestUntimedMatchesItsClock(t *testing.T) {
+	for _, c := range All {
+		src, err := os.ReadFile(c.ID + ".go")
+		assert.NilError(t, err)
+		long := strings.Contains(string(src), "notTimed") || strings.Contains(string(src), "egressPolicy(")
+		assert.Check(t, is.Equal(c.Untimed, long), "%s: Untimed is %v, its file uses notTimed or egressPolicy: %v", c.ID, c.Untimed, long)
+		assert.Check(t, !c.Untimed || c.Suite != verdict.Course, "%s is a course check", c.ID)
+	}
+}
+
 func TestSelect(t *testing.T) {
 	ids := func(list []*Check) []string {
 		out := []string{}

@@ -18,7 +18,8 @@ var egressAllowed = &Check{
 	// The strongest level: the system-call filter and Landlock (which
 	// denies TCP connect but to the proxy's port) must let the proxy
 	// through. Nothing there could hide a refusal.
-	Level: 6,
+	Level:   6,
+	Untimed: true,
 	Body: func(t *T) {
 		d := t.destination(0, false)
 		dest := hostPort("allowed.test", d)

@@ -16,6 +16,7 @@ var egressDenyAddress = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "a deny rule on an address refuses every allowed name that resolves to it, forwarded or tunnelled, and the log names the rule",
 	Level:   4,
+	Untimed: true,
 	Body: func(t *T) {
 		wiki := t.destination(0, false)
 		vault := t.destination(wiki.Port(), false)

@@ -17,7 +17,8 @@ var egressDirectFails = &Check{
 	Promise: "with an allowlist, a connection that bypasses the proxy fails: to the allowed host's own address, to a host service on loopback",
 	// L4: the network namespace alone (Landlock, at L6, would refuse
 	// these connects too, and so hide a namespace that let them out).
-	Level: 4,
+	Level:   4,
+	Untimed: true,
 	Body: func(t *T) {
 		d := t.destination(0, false)
 		hp, err := evidence.StartHoneypot()

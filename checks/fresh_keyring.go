@@ -17,6 +17,7 @@ var freshKeyring = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "the program starts with an empty session keyring: the keys of the harness's session are out of reach",
 	Level:   5,
+	Untimed: true,
 	Body: func(t *T) {
 		// Session keyrings belong to a thread's credentials, and the run
 		// is forked from this one: give it a keyring of its own with a

@@ -16,6 +16,7 @@ var hardProcessCap = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "the process cap is hard: the 17th fork fails with EAGAIN, with no polling window",
 	Level:   6,
+	Untimed: true,
 	Body: func(t *T) {
 		// The /proc monitor is taken away: the control group alone caps.
 		p := Preset(6, notTimed, func(p *sandbox.Policy) { p.Processes.Max = 0 })

@@ -17,6 +17,7 @@ var hostSocketAbsent = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "a host service's Unix socket in a world-writable directory outside the scratch directories is absent from the program's root",
 	Level:   6,
+	Untimed: true,
 	Body: func(t *T) {
 		// A shared directory anyone may write, where L5 leaves the host's
 		// tree in sight: neither Landlock nor a read-only mount stops a

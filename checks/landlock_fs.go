@@ -18,6 +18,7 @@ var landlockFS = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "Landlock: the program writes only its session and private directories, reads only the system's, and cannot connect over TCP",
 	Level:   6,
+	Untimed: true,
 	Body: func(t *T) {
 		// A user's file outside the session, which the program's identity
 		// owns and may write, outside every hidden or private directory:

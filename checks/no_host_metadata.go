@@ -18,6 +18,7 @@ var noHostMetadata = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "the mode, times and extended attributes of a host file the program's identity owns, outside the session, do not change",
 	Level:   6,
+	Untimed: true,
 	Body: func(t *T) {
 		// The user's own file, outside every hidden or private directory:
 		// the owner may change its metadata, and Landlock has no right

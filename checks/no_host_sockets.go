@@ -17,6 +17,7 @@ var noHostSockets = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "a host service's Unix socket in a shared directory is out of reach",
 	Level:   5,
+	Untimed: true,
 	Body: func(t *T) {
 		// A service's socket where services keep them, reachable by
 		// anyone, as /run/docker.sock or a desktop bus often are.

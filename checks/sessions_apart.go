@@ -19,6 +19,7 @@ var sessionsApart = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "a session cannot list, read, hard-link or signal another session's files and processes",
 	Level:   5,
+	Untimed: true,
 	Body: func(t *T) {
 		// The victim's program lives on while the thief tries to reach it:
 		// its wall clock is raised, and the cleanup kills it.

@@ -21,6 +21,7 @@ var syscallFilter = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "the system-call filter refuses the kernel's attack surface, new namespaces and the 32-bit entry point",
 	Level:   6,
+	Untimed: true,
 	Body: func(t *T) {
 		// The capabilities are kept (no_new_privs alone is set, as the
 		// filter needs): without them the kernel would refuse a new user

@@ -20,6 +20,7 @@ var unlistedSyscalls = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "a system call the filter lists nowhere fails with ENOSYS, one that works unprivileged included",
 	Level:   6,
+	Untimed: true,
 	Body: func(t *T) {
 		tok := t.tagged()
 		s := t.session(Preset(6, notTimed), 0)

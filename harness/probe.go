@@ -100,6 +100,11 @@ type ProbeResult struct {
 	// the machine's load, not the sandbox, and the runner runs the probe
 	// once more (see runTask).
 	Starved int `json:"starved,omitempty"`
+	// ClockStops is, for a check whose promise is not about time
+	// (checks.Check.Untimed), how many of its runs were stopped at their
+	// clock: a failure then is the machine's, as a starved one is, and
+	// runs once more.
+	ClockStops int `json:"clock_stops,omitempty"`
 	// Timeouts are the probe's runs stopped at their time limit
 	// (sandbox.Timeouts): how late each kill landed.
 	Timeouts []ProbeTimeout `json:"timeouts,omitempty"`
@@ -165,9 +170,12 @@ type probeRun struct {
 // stopped. An attack's program stopped by the clock before it tried
 // reads "stopped" whatever the sandbox would have done; under a defect
 // that lets it through, that verdict is a false "the battery did not
-// notice".
+// notice". So is a failed check not about time with a run stopped at its
+// clock (ClockStops): its program waits on more than its own CPU (the
+// host's proxy, its destinations), which the run-queue measure of
+// starving does not see.
 func (r *ProbeResult) inconclusive() bool {
-	return r.Starved > 0 && (r.failing() || r.Cell != nil)
+	return r.Starved > 0 && (r.failing() || r.Cell != nil) || r.ClockStops > 0 && r.failing()
 }
 
 // runTask runs one task in a worker (runWorker) and reads its verdict. An
@@ -207,8 +215,11 @@ func (r *Runner) runTask(ctx context.Context, t Task, pl *pool, release func()) 
 		if !first.result.failing() {
 			read = "read stopped"
 		}
-		note := fmt.Sprintf(" (run twice%s: the first run %s with %d of its runs stopped at the time limit starved of CPU, which the machine's load decides)",
-			alone, read, first.result.Starved)
+		why := fmt.Sprintf("%d of its runs stopped at the time limit starved of CPU", first.result.Starved)
+		if first.result.Starved == 0 {
+			why = fmt.Sprintf("%d of its runs stopped at a clock the check does not test", first.result.ClockStops)
+		}
+		note := fmt.Sprintf(" (run twice%s: the first run %s with %s, which the machine's load decides)", alone, read, why)
 		if again.result.Check != nil {
 			again.result.Check.Evidence += note
 		} else {

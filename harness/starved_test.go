@@ -52,6 +52,51 @@ func TestStarvedFailureRunsTwice(t *testing.T) {
 	}
 }
 
+// TestUntimedClockStopRunsTwice: a check not about time that failed with
+// a run stopped at its clock runs once more, as a starved failure does
+// (its program may have waited on the host's proxy, which starving does
+// not measure); a pass with one runs no more.
+func TestUntimedClockStopRunsTwice(t *testing.T) {
+	check := func(passed bool, stops int) ProbeResult {
+		return ProbeResult{Check: &report.Check{ID: "egress_allowed", Passed: passed, Evidence: fmt.Sprintf("passed %v", passed)}, ClockStops: stops}
+	}
+	for _, c := range []struct {
+		name   string
+		runs   []ProbeResult
+		calls  int
+		passed bool
+		note   string
+	}{
+		{"clock stop, then a pass", []ProbeResult{check(false, 1), check(true, 0)}, 2, true, "1 of its runs stopped at a clock the check does not test"},
+		{"clock stop twice", []ProbeResult{check(false, 1), check(false, 1)}, 2, false, "the first run failed"},
+		{"a pass with a clock stop", []ProbeResult{check(true, 1)}, 1, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, calls := cannedWorker(t, c.runs)
+			got := r.runTask(context.Background(), Task{Probe: "egress_allowed"}, nil, nil)
+			assert.NilError(t, got.err)
+			assert.Check(t, is.Equal(*calls, c.calls))
+			assert.Check(t, is.Equal(got.result.Check.Passed, c.passed))
+			if c.note != "" {
+				assert.Check(t, is.Contains(got.result.Check.Evidence, c.note))
+			} else {
+				assert.Check(t, is.Equal(got.result.Check.Evidence, fmt.Sprintf("passed %v", c.passed)))
+			}
+		})
+	}
+}
+
+// TestClockStopsOnlyOfUntimedChecks: a run stopped at its clock counts
+// as the machine's only in a check not about time; in a check about time
+// (wall_timeout) or an attack cell it is the verdict's own matter.
+func TestClockStopsOnlyOfUntimedChecks(t *testing.T) {
+	stop := []ProbeTimeout{{Level: 4, LateMS: 3}}
+	assert.Check(t, is.Equal(clockStops(&ProbeResult{Check: &report.Check{ID: "egress_direct_fails"}, Timeouts: stop}), 1))
+	assert.Check(t, is.Equal(clockStops(&ProbeResult{Check: &report.Check{ID: "egress_direct_fails"}}), 0))
+	assert.Check(t, is.Equal(clockStops(&ProbeResult{Check: &report.Check{ID: "wall_timeout"}, Timeouts: stop}), 0))
+	assert.Check(t, is.Equal(clockStops(&ProbeResult{Cell: &report.Cell{Attack: "egress_smuggle", Level: 4}, Timeouts: stop}), 0))
+}
+
 // TestStarvedStoppedCellRunsTwice: an attack cell that reads stopped with
 // a run starved of CPU is as inconclusive as a starved failure (its
 // program may have been stopped before it tried): it runs once more and

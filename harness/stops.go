@@ -24,7 +24,7 @@ func newStops() *stops {
 }
 
 // add records what the worker of task t reported; ranTwice is set when
-// the probe failed starved and runs once more (runTask).
+// the probe's verdict was inconclusive and it runs once more (runTask).
 func (s *stops) add(t Task, res *ProbeResult, ranTwice bool) {
 	if s == nil || res == nil {
 		return
@@ -44,8 +44,8 @@ func (s *stops) add(t Task, res *ProbeResult, ranTwice bool) {
 			backstop[to.Level]++
 		}
 	}
-	if res.Starved > 0 {
-		s.probes = append(s.probes, report.StarvedProbe{Probe: t.Probe, Defect: t.Defect, Runs: res.Starved, RanTwice: ranTwice})
+	if res.Starved > 0 || res.ClockStops > 0 {
+		s.probes = append(s.probes, report.StarvedProbe{Probe: t.Probe, Defect: t.Defect, Runs: res.Starved, ClockStops: res.ClockStops, RanTwice: ranTwice})
 	}
 }
 

@@ -95,6 +95,7 @@ func workerMain(args []string) int {
 			res.Starved++
 		}
 	}
+	res.ClockStops = clockStops(res)
 	if *cover {
 		reached, err := mutants.Reached()
 		if err != nil {
@@ -108,6 +109,18 @@ func workerMain(args []string) int {
 		return fail(err)
 	}
 	return verdict.ExitOK
+}
+
+// clockStops is how many of res's runs stopped at their clock when res is
+// a check whose promise is not about time (ProbeResult.ClockStops).
+func clockStops(res *ProbeResult) int {
+	if res.Check == nil || len(res.Timeouts) == 0 {
+		return 0
+	}
+	if cs, err := checks.Select([]string{res.Check.ID}, nil); err != nil || !cs[0].Untimed {
+		return 0
+	}
+	return len(res.Timeouts)
 }
 
 // runProbe runs one check, or one attack at one level.

@@ -124,15 +124,18 @@ func Percentile(sorted []int64, q float64) int64 {
 }
 
 // StarvedProbe is a probe with runs stopped at their time limit starved
-// of CPU.
+// of CPU, or a check not about time with runs stopped at its clock.
 type StarvedProbe struct {
 	Probe string `json:"probe"`
 	// Defect is the defect switched on ("" for the baseline).
 	Defect string `json:"defect,omitempty"`
 	// Runs counts its starved runs; RanTwice is set when the probe failed
 	// with them and ran once more, the second verdict standing.
-	Runs     int  `json:"runs"`
-	RanTwice bool `json:"ran_twice,omitempty"`
+	Runs int `json:"runs"`
+	// ClockStops counts, for a check whose promise is not about time,
+	// its runs stopped at their clock, starved or not.
+	ClockStops int  `json:"clock_stops,omitempty"`
+	RanTwice   bool `json:"ran_twice,omitempty"`
 }
 
 // Inputs are digests of what a run's measurements depend on: a probe's
