@@ -27,16 +27,11 @@ type diskFlood struct {
 	peak int64
 }
 
-// setup pushes the wall clock back, as memory_fanout does: a loaded
-// machine must not stop the program before its files are there, a stop
-// no disk cap made.
+// setup pushes the wall clock back (unhurried): a loaded machine must
+// not stop the program before its files are there, a stop no disk cap
+// made.
 func (d *diskFlood) setup(e *env) error {
-	if e.policy.Limits.Wall > 0 {
-		e.policy.Limits.Wall = max(e.policy.Limits.Wall, fanoutWall)
-	}
-	if e.policy.Watchdog > 0 {
-		e.policy.Watchdog = max(e.policy.Watchdog, fanoutWall)
-	}
+	e.unhurried()
 	return nil
 }
 

@@ -28,6 +28,7 @@ type egressLookalike struct {
 var lookalikes = []string{"evildocs.example.test", "docs.example.test.evil.test", "docs-example.test", "xdocs.example.test"}
 
 func (x *egressLookalike) setup(e *env) error {
+	e.unhurried() // its requests, not their speed, are the verdict
 	var err error
 	if x.docs, err = startDestination(e, 0, false); err != nil {
 		return err

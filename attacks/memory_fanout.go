@@ -40,23 +40,14 @@ type memoryFanout struct {
 	last map[int]int64 // RssAnon by PID at the previous look
 }
 
-// setup pushes the wall clock back (and the watchdog with it), as the
-// checks do for what they do not test: at 1.5 s a loaded machine could
-// stop the four processes before they overlap, a stop no memory limit
-// made. The program ends itself a second after its processes hold their
-// memory, so the longer clock costs nothing.
+// setup pushes the wall clock back (unhurried): at 1.5 s a loaded
+// machine could stop the four processes before they overlap, a stop no
+// memory limit made. The program ends itself a second after its
+// processes hold their memory.
 func (m *memoryFanout) setup(e *env) error {
-	if e.policy.Limits.Wall > 0 {
-		e.policy.Limits.Wall = max(e.policy.Limits.Wall, fanoutWall)
-	}
-	if e.policy.Watchdog > 0 {
-		e.policy.Watchdog = max(e.policy.Watchdog, fanoutWall)
-	}
+	e.unhurried()
 	return nil
 }
-
-// fanoutWall is the wall clock memory_fanout runs under.
-const fanoutWall = 10 * time.Second
 
 func (m *memoryFanout) watch(_ *env, _ time.Time, procs []procfs.Proc) bool {
 	now := make(map[int]int64, len(procs))

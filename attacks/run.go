@@ -149,6 +149,25 @@ type env struct {
 // whatever happened to the cell.
 func (e *env) onCleanup(f func()) { e.undo.Add(f) }
 
+// unhurried pushes the run's wall clock, and the watchdog with it, back to
+// untimedWall, as the checks do for what they do not test: the attack's
+// verdict is not about time, and a loaded machine must not stop its
+// program before it has done its work (or before the host's side it
+// waits on, the egress proxy, a destination, has answered), a stop no
+// layer made. Its program ends itself when done, so the longer clock
+// costs nothing. A level with no clock keeps none.
+func (e *env) unhurried() {
+	if e.policy.Limits.Wall > 0 {
+		e.policy.Limits.Wall = max(e.policy.Limits.Wall, untimedWall)
+	}
+	if e.policy.Watchdog > 0 {
+		e.policy.Watchdog = max(e.policy.Watchdog, untimedWall)
+	}
+}
+
+// untimedWall is the wall clock of an unhurried attack.
+const untimedWall = 10 * time.Second
+
 // attackProcs returns the live processes of the attack program: tagged by
 // the token and running Python (the sandbox's init, a Go binary whose
 // arguments carry the token until it execs the program, is not one).
