@@ -59,21 +59,26 @@ func programLines(res *sandbox.Result) string {
 	}
 	// A run that printed nothing, or did not end by itself, says how it
 	// ended: a failure the clock or the machine caused reads as such.
-	how := fmt.Sprintf("(the run ended %s after %v, status %d", res.Reason, res.Wall.Round(time.Millisecond), res.ExitCode)
+	how := fmt.Sprintf("(the run ended %s after %v, status %d, the proxy logged %d requests", res.Reason, res.Wall.Round(time.Millisecond), res.ExitCode, len(res.Network))
 	if res.Message != "" {
 		how += ": " + res.Message
 	}
 	return strings.TrimSpace(how + ") " + out)
 }
 
-// egressPy is the Python the egress checks share. get fetches a URL as
-// urllib does by itself (through HTTP_PROXY); connect opens a CONNECT
+// egressPy is the Python the egress checks share, its output written line
+// by line. get fetches a URL as urllib does by itself (through
+// HTTP_PROXY); connect opens a CONNECT
 // tunnel and sends one request inside it; keepalive sends requests one
 // after another on one connection to the proxy, each after the answer to
 // the one before. Each returns the status and the body's first line, or
 // why it failed.
 const egressPy = `
 import os, socket, sys, urllib.error, urllib.parse, urllib.request
+
+# Line by line, so that a run stopped at its clock still shows, in its
+# evidence, how far the program got.
+sys.stdout.reconfigure(line_buffering=True)
 
 PROXY = urllib.parse.urlsplit(os.environ.get("HTTP_PROXY") or "http://127.0.0.1:3128")
 
