@@ -19,46 +19,15 @@ import (
 )
 
 // TestStarvedFailureRunsTwice: a probe that failed with a run starved of
-// CPU runs once more and the second verdict stands, saying so; a failure
-// without starving, a pass, and a second starved failure run no more.
+// CPU, or a check not about time that failed with a run stopped at its
+// clock (its program may have waited on the host's proxy, which starving
+// does not measure), runs once more and the second verdict stands, saying
+// so; a failure with neither, a pass, and a second such failure run no
+// more.
 func TestStarvedFailureRunsTwice(t *testing.T) {
-	check := func(passed bool, starved int) ProbeResult {
-		return ProbeResult{Check: &report.Check{ID: "wall_timeout", Passed: passed, Evidence: fmt.Sprintf("passed %v", passed)}, Starved: starved}
-	}
-	for _, c := range []struct {
-		name   string
-		runs   []ProbeResult
-		calls  int
-		passed bool
-		note   bool
-	}{
-		{"starved failure, then a pass", []ProbeResult{check(false, 1), check(true, 0)}, 2, true, true},
-		{"starved twice", []ProbeResult{check(false, 2), check(false, 1)}, 2, false, true},
-		{"a failure not starved", []ProbeResult{check(false, 0)}, 1, false, false},
-		{"a starved pass", []ProbeResult{check(true, 1)}, 1, true, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r, calls := cannedWorker(t, c.runs)
-			got := r.runTask(context.Background(), Task{Probe: "wall_timeout"}, nil, nil)
-			assert.NilError(t, got.err)
-			assert.Check(t, is.Equal(*calls, c.calls))
-			assert.Check(t, is.Equal(got.result.Check.Passed, c.passed))
-			if c.note {
-				assert.Check(t, is.Contains(got.result.Check.Evidence, "run twice"))
-			} else {
-				assert.Check(t, is.Equal(got.result.Check.Evidence, fmt.Sprintf("passed %v", c.passed)))
-			}
-		})
-	}
-}
-
-// TestUntimedClockStopRunsTwice: a check not about time that failed with
-// a run stopped at its clock runs once more, as a starved failure does
-// (its program may have waited on the host's proxy, which starving does
-// not measure); a pass with one runs no more.
-func TestUntimedClockStopRunsTwice(t *testing.T) {
-	check := func(passed bool, stops int) ProbeResult {
-		return ProbeResult{Check: &report.Check{ID: "egress_allowed", Passed: passed, Evidence: fmt.Sprintf("passed %v", passed)}, ClockStops: stops}
+	check := func(passed bool, starved, clockStops int) ProbeResult {
+		return ProbeResult{Check: &report.Check{ID: "wall_timeout", Passed: passed, Evidence: fmt.Sprintf("passed %v", passed)},
+			Starved: starved, ClockStops: clockStops}
 	}
 	for _, c := range []struct {
 		name   string
@@ -67,13 +36,17 @@ func TestUntimedClockStopRunsTwice(t *testing.T) {
 		passed bool
 		note   string
 	}{
-		{"clock stop, then a pass", []ProbeResult{check(false, 1), check(true, 0)}, 2, true, "1 of its runs stopped at a clock the check does not test"},
-		{"clock stop twice", []ProbeResult{check(false, 1), check(false, 1)}, 2, false, "the first run failed"},
-		{"a pass with a clock stop", []ProbeResult{check(true, 1)}, 1, true, ""},
+		{"starved failure, then a pass", []ProbeResult{check(false, 1, 0), check(true, 0, 0)}, 2, true, "1 of its runs stopped at the time limit starved of CPU"},
+		{"starved twice", []ProbeResult{check(false, 2, 0), check(false, 1, 0)}, 2, false, "run twice"},
+		{"a failure not starved", []ProbeResult{check(false, 0, 0)}, 1, false, ""},
+		{"a starved pass", []ProbeResult{check(true, 1, 0)}, 1, true, ""},
+		{"clock stop, then a pass", []ProbeResult{check(false, 0, 1), check(true, 0, 0)}, 2, true, "1 of its runs stopped at a clock the check does not test"},
+		{"clock stop twice", []ProbeResult{check(false, 0, 1), check(false, 0, 1)}, 2, false, "the first run failed"},
+		{"a pass with a clock stop", []ProbeResult{check(true, 0, 1)}, 1, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, calls := cannedWorker(t, c.runs)
-			got := r.runTask(context.Background(), Task{Probe: "egress_allowed"}, nil, nil)
+			got := r.runTask(context.Background(), Task{Probe: "wall_timeout"}, nil, nil)
 			assert.NilError(t, got.err)
 			assert.Check(t, is.Equal(*calls, c.calls))
 			assert.Check(t, is.Equal(got.result.Check.Passed, c.passed))
