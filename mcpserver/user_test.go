@@ -2,11 +2,9 @@ package mcpserver_test
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"os"
 	"os/exec"
-	"os/user"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +18,7 @@ import (
 
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/procfs"
+	"sandboxlab/sandbox/sandboxtest"
 )
 
 // TestServerAsOrdinaryUser: the server started by an ordinary user (the
@@ -33,20 +32,13 @@ func TestServerAsOrdinaryUser(t *testing.T) {
 	if !sandbox.HostRoot() {
 		t.Skipf("this user (uid %d) is an ordinary one: the other tests are this test", os.Geteuid())
 	}
-	name := cmp.Or(os.Getenv("SANDBOXLAB_TEST_USER"), "sbxuser")
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Skipf("no ordinary user to switch to (%v): set SANDBOXLAB_TEST_USER, or make one: "+
-			"useradd --system --user-group --no-create-home --shell /usr/sbin/nologin sbxuser", err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
+	cred, _ := sandboxtest.OrdinaryUser(t)
 	root := newRoot(t)
-	assert.NilError(t, os.Chown(root, uid, gid))
+	assert.NilError(t, os.Chown(root, int(cred.Uid), int(cred.Gid)))
 
 	cmd := exec.Command(binary(t), "mcp", "--level", "5")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + root, "HOME=/nonexistent"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -72,7 +64,7 @@ func TestServerAsOrdinaryUser(t *testing.T) {
 	for _, p := range waiting {
 		if status, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/status"); err == nil {
 			real := strings.Fields(procfs.StatusField(status, "Uid"))
-			assert.Check(t, len(real) > 0 && real[0] == u.Uid, "process %d (%s) below the server runs as uid %v", p.PID, p.Comm, real)
+			assert.Check(t, len(real) > 0 && real[0] == strconv.Itoa(int(cred.Uid)), "process %d (%s) below the server runs as uid %v", p.PID, p.Comm, real)
 		}
 	}
 

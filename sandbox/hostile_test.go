@@ -1,13 +1,11 @@
 package sandbox
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"sandboxlab/sandbox/procfs"
+	"sandboxlab/sandbox/sandboxtest"
 )
 
 // hostileTree is what a program can do to its session's tree, as an agent
@@ -226,27 +225,13 @@ func TestQuotaSeesThroughModes(t *testing.T) {
 	assert.Check(t, is.Equal(st.Mode().Perm(), os.FileMode(0)), "measuring changed the program's mode")
 }
 
-// testUserEnv names the ordinary user the tests switch to when they run
-// as root (default sbxuser). CI makes a throw-away one:
-//
-//	useradd --system --user-group --no-create-home --shell /usr/sbin/nologin sbxuser
-const testUserEnv = "SANDBOXLAB_TEST_USER"
-
 // TestRemovalAsOrdinaryUser re-runs the removal tests as an ordinary
 // user, for whom modes matter: as root they cannot stop the removal.
 func TestRemovalAsOrdinaryUser(t *testing.T) {
 	if !HostRoot() {
 		t.Skipf("the tests already run as uid %d, an ordinary user", os.Geteuid())
 	}
-	name := cmp.Or(os.Getenv(testUserEnv), "sbxuser")
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Skipf("no ordinary user to switch to (%v): set %s to a throw-away user, or make one: "+
-			"useradd --system --user-group --no-create-home --shell /usr/sbin/nologin sbxuser", err, testUserEnv)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	assert.Assert(t, uid != 0, "%s is root", name)
+	cred, name := sandboxtest.OrdinaryUser(t)
 	bin := copyTestBinary(t, testRoot(t))
 	args := []string{"-test.run=^(TestRemoveTree.*|TestDiskUsageSeesEverything|TestResumeRepairsTheMode|TestHostileSessionRemoved|TestQuotaSeesThroughModes)$",
 		"-test.count=1", "-test.v"}
@@ -256,9 +241,9 @@ func TestRemovalAsOrdinaryUser(t *testing.T) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = filepath.Dir(bin)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp", "LANG=C.UTF-8"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	out, err := cmd.CombinedOutput()
-	t.Logf("as %s (uid %d):\n%s", name, uid, out)
+	t.Logf("as %s (uid %d):\n%s", name, cred.Uid, out)
 	assert.NilError(t, err, "as %s", name)
 	for _, test := range []string{"TestRemoveTreeHostile", "TestRemoveTreeDeep", "TestDiskUsageSeesEverything",
 		"TestResumeRepairsTheMode", "TestHostileSessionRemoved", "TestQuotaSeesThroughModes"} {

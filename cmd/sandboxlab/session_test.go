@@ -1,13 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +14,7 @@ import (
 
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/procfs"
+	"sandboxlab/sandbox/sandboxtest"
 )
 
 // sessionHostile leaves a tree its host must still be able to remove: a
@@ -86,16 +84,9 @@ func TestSessionRmWhateverTheProgramDid(t *testing.T) {
 		if !sandbox.HostRoot() {
 			t.Skipf("this user (uid %d) is an ordinary one", os.Geteuid())
 		}
-		name := cmp.Or(os.Getenv("SANDBOXLAB_TEST_USER"), "sbxuser")
-		u, err := user.Lookup(name)
-		if err != nil {
-			t.Skipf("no ordinary user to switch to (%v): set SANDBOXLAB_TEST_USER, or make one: "+
-				"useradd --system --user-group --no-create-home --shell /usr/sbin/nologin sbxuser", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		t.Logf("as %s (uid %d)", name, uid)
-		sessionRmCase(t, &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}})
+		cred, name := sandboxtest.OrdinaryUser(t)
+		t.Logf("as %s (uid %d)", name, cred.Uid)
+		sessionRmCase(t, cred)
 	})
 }
 
