@@ -145,6 +145,10 @@ func (r *ProbeResult) evidence() string {
 	switch {
 	case r.Check != nil:
 		return r.Check.Evidence
+	case r.Cell != nil && !r.Cell.Escaped && r.Cell.StoppedBy != "":
+		// What stopped it, which holds how the run ended when no layer
+		// did ("unexpected: timeout"): a flake's stop says its cause.
+		return r.Cell.StoppedBy + ": " + r.Cell.Evidence
 	case r.Cell != nil:
 		return r.Cell.Evidence
 	}

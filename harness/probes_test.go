@@ -165,6 +165,23 @@ func TestFlakyProbe(t *testing.T) {
 	assert.Check(t, is.Equal(ExitCode(m), 0))
 }
 
+// TestFlakeSaysHowACellStopped: a cell's flake says, for a repeat that
+// read stopped, what stopped it, which for a stop no layer made is how the
+// run ended: read_ssh_key@L5 flaked once in five as "the key is not in
+// the output ()", with nothing to say why.
+func TestFlakeSaysHowACellStopped(t *testing.T) {
+	cell := func(escaped bool, by, ev string) probeRun {
+		return probeRun{result: &ProbeResult{Cell: &report.Cell{Attack: "read_ssh_key", Level: 5, Escaped: escaped, StoppedBy: by, Evidence: ev}}}
+	}
+	f, ok := flake("no_mount_hide", "read_ssh_key@L5", []probeRun{
+		cell(true, "", "the output holds the key's content"),
+		cell(false, "unexpected: timeout by SIGKILL", "the key is not in the output ()"),
+	})
+	assert.Assert(t, ok)
+	assert.Check(t, is.DeepEqual(f.Evidence, []string{"the output holds the key's content",
+		"unexpected: timeout by SIGKILL: the key is not in the output ()"}))
+}
+
 // TestMasking: the search finds the layer a check takes away on purpose
 // by running the check plain, and only layers whose removal leaves the
 // check passing on the correct sandbox.
