@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,7 +75,9 @@ func TestClockStopsOnlyOfUntimedChecks(t *testing.T) {
 // a run starved of CPU is as inconclusive as a starved failure (its
 // program may have been stopped before it tried): it runs once more and
 // the second verdict stands. A cell stopped without starving, or one that
-// escaped a second time starved, runs no more.
+// escaped a second time starved, runs no more; nor does a stopped cell
+// whose program loops at the lowest priority (Runner.Idle), starved by
+// design, though its starved escape does.
 func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 	cell := func(escaped bool, starved int) ProbeResult {
 		return ProbeResult{Cell: &report.Cell{Attack: "exfiltrate", Level: 5, Escaped: escaped, Evidence: fmt.Sprintf("escaped %v", escaped)},
@@ -91,9 +94,12 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 		{"starved escape, then a stop", []ProbeResult{cell(true, 2), cell(false, 0)}, 2, false, "the first run failed with 2 of its runs"},
 		{"starved stop twice", []ProbeResult{cell(false, 1), cell(false, 1)}, 2, false, "the first run read stopped"},
 		{"a stop not starved", []ProbeResult{cell(false, 0)}, 1, false, ""},
+		{"idle: a starved stop", []ProbeResult{cell(false, 1)}, 1, false, ""},
+		{"idle: a starved escape, then a stop", []ProbeResult{cell(true, 1), cell(false, 0)}, 2, false, "the first run failed with 1 of its runs"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, calls := cannedWorker(t, c.runs)
+			r.Idle = func(string) bool { return strings.HasPrefix(c.name, "idle:") }
 			got := r.runTask(context.Background(), Task{Probe: "exfiltrate@L5"}, nil, nil)
 			assert.NilError(t, got.err)
 			assert.Check(t, is.Equal(*calls, c.calls))
