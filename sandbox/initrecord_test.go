@@ -151,7 +151,7 @@ func TestInitReportGarbled(t *testing.T) {
 		"two records":        append(append([]byte(nil), good...), good...),
 		"text":               []byte("setup: mounting tmpfs on /home: errno 1"),
 		"bad magic":          edit(func(b []byte) []byte { b[0] = 'x'; return b }),
-		"bad version":        edit(func(b []byte) []byte { b[4] = 2; return b }),
+		"bad version":        edit(func(b []byte) []byte { b[4] = recordVersion + 1; return b }),
 		"unknown kind":       edit(func(b []byte) []byte { b[5] = 9; return b }),
 		"no step":            edit(func(b []byte) []byte { b[6] = 0; return b }),
 		"unknown step":       edit(func(b []byte) []byte { b[6] = byte(stepEnd); return b }),
