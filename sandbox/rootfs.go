@@ -393,11 +393,38 @@ func attach(b bindSource) error {
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("making the new root's mount point %s: %w", b.path, err)
 	}
-	if err := unix.MoveMount(b.fd, "", unix.AT_FDCWD, at, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("binding %s into the new root: %w", b.path, err)
-	}
-	return nil
+	return moveClone(b, at)
 }
+
+// moveClone mounts the clone b at at. A file the host replaced since it
+// was cloned (useradd renames a new /etc/group into place) is cloned
+// again: the clone's root is then a deleted file, which the kernel will
+// not mount (ENOENT), and a user added on the host must not fail a run.
+// The caller closes b's own descriptor; a fresh clone's is closed here.
+func moveClone(b bindSource, at string) error {
+	fd := b.fd
+	for try := 1; ; try++ {
+		err := unix.MoveMount(fd, "", unix.AT_FDCWD, at, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		if fd != b.fd {
+			unix.Close(fd)
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.ENOENT) || b.dir || try == cloneTries {
+			return fmt.Errorf("binding %s into the new root: %w", b.path, err)
+		}
+		again, cerr := cloneSource(b.path, b.readOnly)
+		if cerr != nil {
+			return cerr
+		}
+		fd = again.fd
+	}
+}
+
+// cloneTries bounds moveClone's clones of one file: a host file replaced
+// again at every try is being rewritten without pause.
+const cloneTries = 3
 
 // pivot makes newRoot the root and unmounts the old one (runc's
 // pivot_root(".", "."): no directory is needed for the old root, which
