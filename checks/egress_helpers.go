@@ -25,11 +25,11 @@ func (t *T) destination(port int, echo bool) *evidence.Destination {
 	return d
 }
 
-// egressPolicy is level n's policy with the network rules given. The
-// wall clock is raised to 10 s: a handful of requests must not meet it
-// on a busy machine, and it is not the layer under test.
+// egressPolicy is level n's policy with the network rules given, on the
+// clock of what the check does not test (notTimed): a handful of requests
+// must not meet the level's on a busy machine.
 func egressPolicy(n int, allow, deny []string, names map[string]string) sandbox.Policy {
-	return Preset(n, TimeLimits(10*time.Second), func(p *sandbox.Policy) {
+	return Preset(n, notTimed, func(p *sandbox.Policy) {
 		p.Network.Allow, p.Network.Deny, p.Network.Resolve = allow, deny, names
 	})
 }
@@ -68,10 +68,9 @@ func programLines(res *sandbox.Result) string {
 
 // egressPy is the Python the egress checks share, its output written line
 // by line. get fetches a URL as urllib does by itself (through
-// HTTP_PROXY); connect opens a CONNECT
-// tunnel and sends one request inside it; keepalive sends requests one
-// after another on one connection to the proxy, each after the answer to
-// the one before. Each returns the status and the body's first line, or
+// HTTP_PROXY); connect opens a CONNECT tunnel and sends one request
+// inside it; keepalive sends requests one after another on one
+// connection to the proxy, each after the answer to the one before. Each returns the status and the body's first line, or
 // why it failed.
 const egressPy = `
 import os, socket, sys, urllib.error, urllib.parse, urllib.request
