@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -254,3 +255,12 @@ while n < 40:
     n += 1
 time.sleep(10)
 `
+
+// spent says how a run used its time, for the message of a check whose
+// run ended other than it should: a run kept from the CPU (a long
+// run-queue wait) reads differently from one that worked, or slept, the
+// whole clock.
+func spent(r *sandbox.Result) string {
+	return fmt.Sprintf("%v wall, %v CPU, longest run-queue wait %v, peak %.1f MiB",
+		r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), r.RunQueueWaitMax.Round(time.Millisecond), float64(r.MemoryPeak)/(1<<20))
+}

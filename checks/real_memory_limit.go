@@ -2,7 +2,6 @@ package checks
 
 import (
 	"strings"
-	"time"
 
 	"gotest.tools/v3/assert"
 
@@ -15,19 +14,20 @@ var realMemoryLimit = &Check{
 	Suite:   verdict.Hardening,
 	Promise: "the memory limit is on real memory: reserving 1 GiB and touching 10 MiB runs; touching 300 MiB stops with reason memory, the OOM flag from the kernel",
 	Level:   6,
+	Untimed: true,
 	Body: func(t *T) {
 		p := Preset(6)
-		// The light run's promise is about memory, not time: on a loaded
-		// machine Python's start and 10 MiB of page faults can outlast the
-		// preset's 1.5 s wall clock (seen at load 11), so it gets 10 s.
-		light := t.runPython(Preset(6, TimeLimits(10*time.Second)), sandbox.Command{}, `
+		// The promise is about memory, not time: on a loaded machine
+		// Python's start and 10 MiB of page faults can outlast the preset's
+		// 1.5 s wall clock (seen at load 11), so both runs are not timed.
+		light := t.runPython(Preset(6, notTimed), sandbox.Command{}, `
 import mmap
 m = mmap.mmap(-1, 1 << 30)
 m[0:10 << 20] = b"x" * (10 << 20)
 print("reserved 1 GiB, touched 10 MiB")
 `)
 		assert.Check(t, light.Reason == sandbox.ReasonExited && light.ExitCode == 0 && !light.OOM,
-			"reserving 1 GiB and touching 10 MiB ended with %s (status %d, oom %v): %s", light.Reason, light.ExitCode, light.OOM, lastLine(light.Stderr))
+			"reserving 1 GiB and touching 10 MiB ended with %s (status %d, oom %v; %s): %s", light.Reason, light.ExitCode, light.OOM, spent(light), lastLine(light.Stderr))
 		// Filling 300 MiB into a 256 MiB group makes the kernel reclaim
 		// before it kills, which on a loaded machine can outlast the 1.5 s
 		// wall clock: that layer is taken away from this run, as a check
@@ -37,13 +37,13 @@ print("reserved 1 GiB, touched 10 MiB")
 		// reclaim had just taken, and with both cores busy the run
 		// thrashed past even 10 s (mutate --repeat 5 saw it in 23 of 135
 		// runs).
-		heavy := t.runPython(Preset(6, TimeLimits(10*time.Second)), sandbox.Command{}, `
+		heavy := t.runPython(Preset(6, notTimed), sandbox.Command{}, `
 import mmap
 block = mmap.mmap(-1, 300 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE)
 print("touched", len(block))
 `)
 		limit := p.Hardened.Cgroup.Memory
-		assert.Check(t, heavy.Reason == sandbox.ReasonMemory, "touching 300 MiB ended with %s (%s), not memory", heavy.Reason, heavy.Signal)
+		assert.Check(t, heavy.Reason == sandbox.ReasonMemory, "touching 300 MiB ended with %s (%s; %s), not memory", heavy.Reason, heavy.Signal, spent(heavy))
 		assert.Check(t, heavy.OOM, "the OOM flag is not set")
 		assert.Check(t, !strings.Contains(heavy.Stderr, "MemoryError"), "the program saw a MemoryError: the limit is not the kernel's on real memory")
 		assert.Check(t, heavy.MemoryPeak > 0 && heavy.MemoryPeak <= limit+(1<<20), "the kernel counted a peak of %d bytes, the limit is %d", heavy.MemoryPeak, limit)
