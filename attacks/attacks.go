@@ -118,6 +118,11 @@ type (
 	watcher interface {
 		watch(e *env, now time.Time, procs []procfs.Proc) bool
 	}
+	// namer is a watcher whose watch only names the layer that stopped
+	// the attack (rootWatch): its verdict is judged from the host's own
+	// fixtures, so a run whose processes the host never saw is still
+	// judged under another sandbox, with no layer named.
+	namer interface{ namesOnly() }
 	// measurer measures the harness itself around the run: beforeRun just
 	// before the run and the host's observers start, afterRun just after
 	// they have stopped, before anything else is done.

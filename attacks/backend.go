@@ -223,12 +223,13 @@ func (b *backend) probeOnce(ctx context.Context, fx *fixtures, stay string) (out
 	}
 	token := procfs.Tag()
 	nonce := "probe-" + randomHex(8)
+	since := b.lookout()
 	r, err := b.start(fx, fx.appDir, token, []string{"-c", probeSource, token, nonce, stay}, &undo)
 	if err != nil {
 		return nil, false, false, false, fmt.Errorf("probing: %w", err)
 	}
 	var sawRoot atomic.Bool
-	stop := watchProgram(r.PID(), token, b.col.Detached, observeLimit, func(pid int) bool {
+	stop := watchProgram(r.PID(), token, since, b.spin(), func(pid int) bool {
 		st, err := evidence.ReadStatus(pid)
 		if err != nil {
 			return false
@@ -336,6 +337,33 @@ func (b *backend) runCell(ctx context.Context, s *spec, column, tempDir string) 
 	return cell, nil
 }
 
+// lookout returns, for a detached backend, what the host's processes are
+// before a start, for watchProgram to look among those started since;
+// nil for a backend whose program is among its own descendants.
+func (b *backend) lookout() *procfs.Newcomers {
+	if !b.col.Detached {
+		return nil
+	}
+	return procfs.NewNewcomers()
+}
+
+// spin is how long watchProgram looks for a visible program without
+// pause. A detached backend's start takes a time of its own before the
+// program runs (rootless podman: 0.5 to 2 s on a loaded machine), which
+// a fixed spin from the start does not cover, and a thread that spins
+// for seconds beside busy ones is itself preempted for 100 ms at a time:
+// under load both missed a program that failed within tens of
+// milliseconds. So the host does not spin there, and polls every
+// millisecond instead; a thread that sleeps between looks is woken
+// promptly, and each look is cheap, since Newcomers reads only the
+// processes started since.
+func (b *backend) spin() time.Duration {
+	if b.col.Detached {
+		return 0
+	}
+	return observeLimit
+}
+
 // backendRun is what the harness saw of a run under a backend, beside
 // what the judge reads.
 type backendRun struct {
@@ -361,6 +389,7 @@ func (e *env) runOn(ctx context.Context, b *backend, s *spec, a attack) (verdict
 	if measures {
 		m.beforeRun(e)
 	}
+	since := b.lookout()
 	r, err := b.start(e.fx, e.session.Dir(), e.token, args, &e.undo)
 	if err != nil {
 		if measures {
@@ -371,9 +400,9 @@ func (e *env) runOn(ctx context.Context, b *backend, s *spec, a attack) (verdict
 	}
 	spin := time.Duration(0)
 	if b.visible {
-		spin = observeLimit
+		spin = b.spin()
 	}
-	stopObserver := watchProgram(r.PID(), e.token, b.col.Detached, spin, func(pid int) bool {
+	stopObserver := watchProgram(r.PID(), e.token, since, spin, func(pid int) bool {
 		e.readProcess(pid)
 		if e.iso.seen {
 			e.readProgram(pid)
@@ -501,6 +530,7 @@ func (b *backend) shapeCell(s *spec, a attack, e *env, v verdict, run backendRun
 		stoppedAfter = fmt.Sprintf("the sandbox had not ended the run when the harness's watchdog stopped it after %d ms", o.Wall.Milliseconds())
 	}
 	_, watches := a.(watcher)
+	_, names := a.(namer)
 	switch {
 	case s.elsewhere.keepsRunning && o.StoppedBy == backends.StopWatchdog && run.started:
 		ev := fmt.Sprintf("no limit: stopped by the harness watchdog after %d ms", o.Wall.Milliseconds())
@@ -518,7 +548,7 @@ func (b *backend) shapeCell(s *spec, a attack, e *env, v verdict, run backendRun
 		return report.Escaped, "", ev
 	case !run.started:
 		return report.NotApplicable, "", "not judged: the program did not start under this sandbox (" + describe(o) + ")"
-	case watches && !e.iso.seen:
+	case watches && !names && !e.iso.seen:
 		return report.NotApplicable, "", "not judged: the host saw no process of the program under this sandbox, and this attack's evidence is in those processes"
 	}
 	mechanism, ev := v.stoppedBy, v.evidence

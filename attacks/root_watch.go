@@ -39,6 +39,9 @@ func (r *rootWatch) ownRoot(e *env) (bool, string) {
 	return len(e.policy.Filesystem.Expose) > 0, notSeen
 }
 
+// namesOnly: the root only names the layer (see namer).
+func (*rootWatch) namesOnly() {}
+
 // watchRoot is the watch of the attacks judged by the program's root.
 func (r *rootWatch) watch(_ *env, _ time.Time, procs []procfs.Proc) bool {
 	r.look(procs)

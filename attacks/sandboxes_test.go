@@ -500,6 +500,8 @@ func TestShape(t *testing.T) {
 			report.NotApplicable, "", "not judged: the program did not start under this sandbox"},
 		{"a watcher whose program the host never saw is n/a", "memory_hog", isolation{}, stopped("unexpected: exited 0", "no sample"), backendRun{out: ended, started: true},
 			report.NotApplicable, "", "the host saw no process of the program"},
+		{"a watcher that only names a layer is judged unseen (by the host's file)", "write_outside", isolation{}, stopped("unexpected: exited 0", "notes.txt unchanged"), backendRun{out: ended, started: true},
+			report.Stopped, "", "notes.txt unchanged; it ended: exited 0" + unseenNote},
 		{"a layer is not named from what the host did not see", "env_secrets", isolation{}, stopped("scrubbed environment", "not in the output"), backendRun{out: ended, started: true},
 			report.Stopped, "", "not in the output" + unseenNote},
 		{"an unexpected end is an unnamed mechanism", "read_ssh_key", seen, stopped("unexpected: exited 1, PermissionError: no", "not in the output (PermissionError: no)"), backendRun{out: ended, started: true},

@@ -16,9 +16,14 @@ import (
 // once it has stopped looking without pause.
 const watchEveryProgram = 5 * time.Millisecond
 
+// watchEveryNewcomer is how often the host looks for a detached
+// backend's program (see backend.spin).
+const watchEveryNewcomer = time.Millisecond
+
 // watchProgram looks for the program among the descendants of a
-// backend's process, pid (anywhere on the host, for a detached backend
-// whose program runs under a monitor of its own: podman's conmon): the
+// backend's process, pid (for a detached backend, whose program runs
+// under a monitor of its own, podman's conmon: among the processes
+// started since the backend's, since, made before it was started): the
 // first that runs the interpreter with the token. It calls fn with its PID until fn returns true (fn has read what
 // it wanted of it), or until stopped; stop reports whether fn returned
 // true. For the first spin it looks without pause, as startObserver does:
@@ -27,34 +32,40 @@ const watchEveryProgram = 5 * time.Millisecond
 // A backend that runs the program out of the host's sight (gVisor's
 // Sentry runs it as a task of its own) never shows one; for it the
 // caller asks for no spin, and the poller costs next to nothing.
-func watchProgram(pid int, token string, detached bool, spin time.Duration, fn func(pid int) bool) (stop func() bool) {
+func watchProgram(pid int, token string, since *procfs.Newcomers, spin time.Duration, fn func(pid int) bool) (stop func() bool) {
 	var quit, done atomic.Bool
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		fast := time.Now().Add(spin)
+		every := watchEveryProgram
+		if since != nil {
+			every = watchEveryNewcomer
+		}
 		for !quit.Load() {
-			if d, ok := findProgram(pid, token, detached); ok && fn(d) {
+			if d, ok := findProgram(pid, token, since); ok && fn(d) {
 				done.Store(true)
 				return
 			}
 			if time.Now().Before(fast) {
 				runtime.Gosched()
 			} else {
-				time.Sleep(watchEveryProgram)
+				time.Sleep(every)
 			}
 		}
 	}()
 	return func() bool { quit.Store(true); <-finished; return done.Load() }
 }
 
-// findProgram returns the nearest process below pid (or, detached, the
-// first anywhere) that runs the interpreter with token among its
-// arguments.
-func findProgram(pid int, token string, detached bool) (int, bool) {
-	procs := procfs.Tree(pid)
-	if detached {
-		procs = procfs.WithArg(token)
+// findProgram returns the nearest process below pid (or, for a detached
+// backend, the first of those started since) that runs the interpreter
+// with token among its arguments.
+func findProgram(pid int, token string, since *procfs.Newcomers) (int, bool) {
+	var procs []procfs.Proc
+	if since != nil {
+		procs = since.WithArg(token)
+	} else {
+		procs = procfs.Tree(pid)
 	}
 	for _, p := range procs {
 		if args := procfs.Cmdline(p.PID); len(args) > 0 && args[0] == evidence.Python && slices.Contains(args, token) {

@@ -292,6 +292,11 @@ func WithArg(arg string) []Proc {
 // only of a process whose command line holds needle at all: the cost is
 // one read per process on the host, not two and a parse.
 func matching(needle []byte, match func(arg string) bool) []Proc {
+	return matchingIn(pids(), needle, match)
+}
+
+// pids lists the processes in /proc (nil if it cannot be read).
+func pids() []int {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
@@ -301,18 +306,25 @@ func matching(needle []byte, match func(arg string) bool) []Proc {
 	if err != nil {
 		return nil
 	}
-	buf := make([]byte, 64<<10)
-	var out []Proc
+	out := make([]int, 0, len(names))
 	for _, n := range names {
 		if n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		b := readInto(buf, "/proc/"+n+"/cmdline")
-		if !bytes.Contains(b, needle) {
-			continue
+		if pid, err := strconv.Atoi(n); err == nil {
+			out = append(out, pid)
 		}
-		pid, err := strconv.Atoi(n)
-		if err != nil {
+	}
+	return out
+}
+
+// matchingIn is matching over the processes pids.
+func matchingIn(pids []int, needle []byte, match func(arg string) bool) []Proc {
+	buf := make([]byte, 64<<10)
+	var out []Proc
+	for _, pid := range pids {
+		b := readInto(buf, "/proc/"+strconv.Itoa(pid)+"/cmdline")
+		if !bytes.Contains(b, needle) {
 			continue
 		}
 		for _, a := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
@@ -325,6 +337,44 @@ func matching(needle []byte, match func(arg string) bool) []Proc {
 		}
 	}
 	return out
+}
+
+// Newcomers finds processes started after it was made. A search for a
+// program that lives a few tens of milliseconds, anywhere on the host,
+// cannot read hundreds of command lines each time it looks: on a loaded
+// machine one such pass took up to 100 ms and the program came and went
+// between two. Newcomers lists /proc and reads only the processes it did
+// not list at the start. A PID that is gone from a listing is forgotten,
+// so that when it is used again the new process is read; one that ended
+// and was reused between two listings is not, and is missed.
+type Newcomers struct{ old map[int]bool }
+
+// NewNewcomers remembers the processes there are now.
+func NewNewcomers() *Newcomers {
+	n := &Newcomers{old: map[int]bool{}}
+	for _, pid := range pids() {
+		n.old[pid] = true
+	}
+	return n
+}
+
+// WithArg is WithArg among the processes started since n was made.
+func (n *Newcomers) WithArg(arg string) []Proc {
+	now := pids()
+	present := make(map[int]bool, len(now))
+	fresh := now[:0:0]
+	for _, pid := range now {
+		present[pid] = true
+		if !n.old[pid] {
+			fresh = append(fresh, pid)
+		}
+	}
+	for pid := range n.old {
+		if !present[pid] {
+			delete(n.old, pid)
+		}
+	}
+	return matchingIn(fresh, []byte(arg), func(a string) bool { return a == arg })
 }
 
 // readInto reads the file at path into buf and returns what it read (nil

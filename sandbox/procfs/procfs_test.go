@@ -1,6 +1,7 @@
 package procfs
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -124,4 +125,50 @@ func TestKillProcChecksWhoHasThePid(t *testing.T) {
 	assert.Check(t, k.KillProc(p))
 	assert.Check(t, k.Wait(5*time.Second))
 	assert.Check(t, !k.KillProc(p), "an ended process is not signalled")
+}
+
+// TestNewcomersOnlyReadsProcessesStartedSince: a process with the
+// argument that was there before is not found; one started after is,
+// also when it took the argument by an exec after it was first listed.
+func TestNewcomersOnlyReadsProcessesStartedSince(t *testing.T) {
+	arg := Tag()
+	// Each shell waits on its stdin with a builtin, so that it forks
+	// nothing: a child forked after NewNewcomers would carry the argument
+	// until its exec, and be a newcomer.
+	hold := func(script string, args ...string) (*exec.Cmd, io.Writer) {
+		cmd := exec.Command("/bin/sh", append([]string{"-c", script}, args...)...)
+		in, err := cmd.StdinPipe()
+		assert.NilError(t, err)
+		assert.NilError(t, cmd.Start())
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd, in
+	}
+	before, _ := hold("read _", arg)
+	n := NewNewcomers()
+	found := func() []int {
+		var out []int
+		for _, p := range n.WithArg(arg) {
+			out = append(out, p.PID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	assert.Check(t, is.Len(found(), 0), "a process from before is not a newcomer")
+
+	later, resume := hold("read _; exec /bin/sh -c 'read _' " + arg)
+	assert.Check(t, is.Len(found(), 0), "the shell has not execed yet")
+	_, err := resume.Write([]byte("\n"))
+	assert.NilError(t, err)
+	after, _ := hold("read _", arg)
+
+	want := []int{later.Process.Pid, after.Process.Pid}
+	slices.Sort(want)
+	var got []int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if got = found(); slices.Equal(got, want) {
+			break
+		}
+	}
+	assert.DeepEqual(t, got, want)
+	assert.Check(t, !slices.Contains(got, before.Process.Pid))
 }
