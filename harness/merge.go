@@ -153,6 +153,11 @@ func mergedStops(shards []*report.Mutation) ([]report.KillLate, []report.Starved
 			m.DefectsMS = append(m.DefectsMS, k.DefectsMS...)
 			m.DefectsInitMS = append(m.DefectsInitMS, k.DefectsInitMS...)
 			m.DefectsBackstop += k.DefectsBackstop
+			for _, lk := range k.Latest {
+				if lk.Defect != "" || i == 0 {
+					m.Latest = append(m.Latest, lk)
+				}
+			}
 		}
 		for _, p := range s.Run.Starved {
 			if p.Defect != "" || i == 0 {
@@ -165,6 +170,7 @@ func mergedStops(shards []*report.Mutation) ([]report.KillLate, []report.Starved
 	for _, l := range levels {
 		slices.Sort(byLevel[l].DefectsMS)
 		slices.Sort(byLevel[l].DefectsInitMS)
+		byLevel[l].Latest = report.KeepLatest(byLevel[l].Latest)
 		kl = append(kl, *byLevel[l])
 	}
 	slices.SortStableFunc(starved, func(a, b report.StarvedProbe) int { return starvedOrder(a.Defect) - starvedOrder(b.Defect) })

@@ -180,7 +180,8 @@ func cannedWorker(t *testing.T, runs []ProbeResult) (r *Runner, calls *int) {
 
 // TestStopsGathered: the runs stopped at their time limit that workers
 // report are gathered by level, the baseline's apart from the defects',
-// with the backstop's count; the starved probes are listed, the one that
+// with the backstop's count and the latest kills named by probe; the
+// starved probes are listed, the one that
 // failed starved marked as run twice; and merging shards keeps the first
 // shard's baseline and every shard's defects.
 func TestStopsGathered(t *testing.T) {
@@ -209,9 +210,12 @@ func TestStopsGathered(t *testing.T) {
 		assert.NilError(t, r.runTask(context.Background(), task, nil, nil).err)
 	}
 	kl, starved := r.stops.report()
+	latest5 := []report.LateKill{{Probe: "a", LateMS: 40}, {Probe: "a", Defect: "the masking search", LateMS: 40}}
+	latest6 := []report.LateKill{{Probe: "b", Defect: "fail_open", LateMS: 260, Backstop: true}, {Probe: "a", LateMS: 3, InitLateMS: ptr(int64(2))},
+		{Probe: "a", Defect: "the masking search", LateMS: 3, InitLateMS: ptr(int64(2))}, {Probe: "c", Defect: "no_sweep", LateMS: 1, Starved: true}}
 	assert.Check(t, is.DeepEqual(kl, []report.KillLate{
-		{Level: 5, BaselineMS: []int64{40}, DefectsMS: []int64{40}},
-		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 260}, BaselineInitMS: []int64{2}, DefectsInitMS: []int64{2}, DefectsBackstop: 1},
+		{Level: 5, BaselineMS: []int64{40}, DefectsMS: []int64{40}, Latest: latest5},
+		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 260}, BaselineInitMS: []int64{2}, DefectsInitMS: []int64{2}, DefectsBackstop: 1, Latest: latest6},
 	}))
 	assert.Check(t, is.DeepEqual(starved, []report.StarvedProbe{{Probe: "c", Defect: "no_sweep", Runs: 1, RanTwice: true}}))
 	assert.Check(t, is.Equal(report.Percentile(kl[1].DefectsMS, 50), int64(3)))
@@ -223,13 +227,16 @@ func TestStopsGathered(t *testing.T) {
 	}
 	mkl, mstarved := mergedStops([]*report.Mutation{
 		shard(kl, starved),
-		shard([]report.KillLate{{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{7}, BaselineInitMS: []int64{9}, DefectsInitMS: []int64{1}}, {Level: 1, BaselineMS: []int64{}, DefectsMS: []int64{9}, DefectsBackstop: 0}},
+		shard([]report.KillLate{{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{7}, BaselineInitMS: []int64{9}, DefectsInitMS: []int64{1},
+			Latest: []report.LateKill{{Probe: "z", LateMS: 900}, {Probe: "d", Defect: "fail_open", LateMS: 7}}}, {Level: 1, BaselineMS: []int64{}, DefectsMS: []int64{9}, DefectsBackstop: 0}},
 			[]report.StarvedProbe{{Probe: "a", Runs: 1}, {Probe: "b", Defect: "fail_open", Runs: 2}}),
 	})
 	assert.Check(t, is.DeepEqual(mkl, []report.KillLate{
 		{Level: 1, BaselineMS: []int64{}, DefectsMS: []int64{9}},
-		{Level: 5, BaselineMS: []int64{40}, DefectsMS: []int64{40}},
-		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 7, 260}, BaselineInitMS: []int64{2}, DefectsInitMS: []int64{1, 2}, DefectsBackstop: 1},
+		{Level: 5, BaselineMS: []int64{40}, DefectsMS: []int64{40}, Latest: latest5},
+		// The second shard's baseline kill (z) is not the merged report's.
+		{Level: 6, BaselineMS: []int64{3}, DefectsMS: []int64{1, 3, 7, 260}, BaselineInitMS: []int64{2}, DefectsInitMS: []int64{1, 2}, DefectsBackstop: 1,
+			Latest: []report.LateKill{latest6[0], {Probe: "d", Defect: "fail_open", LateMS: 7}, latest6[1], latest6[2], latest6[3]}},
 	}))
 	assert.Check(t, is.DeepEqual(mstarved, []report.StarvedProbe{{Probe: "b", Defect: "fail_open", Runs: 2}, {Probe: "c", Defect: "no_sweep", Runs: 1, RanTwice: true}}))
 }

@@ -15,12 +15,13 @@ type stops struct {
 	baseline, defects                 map[int][]int64
 	baselineInit, defectsInit         map[int][]int64 // the init's wake-up, of the runs it stopped
 	baselineBackstop, defectsBackstop map[int]int
+	latest                            map[int][]report.LateKill // trimmed to the latest as they come
 	probes                            []report.StarvedProbe
 }
 
 func newStops() *stops {
 	return &stops{baseline: map[int][]int64{}, defects: map[int][]int64{}, baselineInit: map[int][]int64{}, defectsInit: map[int][]int64{},
-		baselineBackstop: map[int]int{}, defectsBackstop: map[int]int{}}
+		baselineBackstop: map[int]int{}, defectsBackstop: map[int]int{}, latest: map[int][]report.LateKill{}}
 }
 
 // add records what the worker of task t reported; ranTwice is set when
@@ -32,8 +33,11 @@ func (s *stops) add(t Task, res *ProbeResult, ranTwice bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	late, initLate, backstop := s.defects, s.defectsInit, s.defectsBackstop
+	of := t.Defect
 	if t.Defect == "" && t.Without == "" && !t.Plain {
 		late, initLate, backstop = s.baseline, s.baselineInit, s.baselineBackstop
+	} else if of == "" {
+		of = "the masking search" // counted with the defects' runs
 	}
 	for _, to := range res.Timeouts {
 		late[to.Level] = append(late[to.Level], to.LateMS)
@@ -43,6 +47,8 @@ func (s *stops) add(t Task, res *ProbeResult, ranTwice bool) {
 		if to.Backstop {
 			backstop[to.Level]++
 		}
+		s.latest[to.Level] = report.KeepLatest(append(s.latest[to.Level], report.LateKill{Probe: t.Probe, Defect: of,
+			LateMS: to.LateMS, InitLateMS: to.InitLateMS, Backstop: to.Backstop, Starved: to.Starved}))
 	}
 	if res.Starved > 0 || res.ClockStops > 0 {
 		s.probes = append(s.probes, report.StarvedProbe{Probe: t.Probe, Defect: t.Defect, Runs: res.Starved, ClockStops: res.ClockStops, RanTwice: ranTwice})
@@ -67,7 +73,7 @@ func (s *stops) report() ([]report.KillLate, []report.StarvedProbe) {
 	for _, l := range levels {
 		kl = append(kl, report.KillLate{Level: l, BaselineMS: sorted(s.baseline[l]), DefectsMS: sorted(s.defects[l]),
 			BaselineInitMS: sortedOrNil(s.baselineInit[l]), DefectsInitMS: sortedOrNil(s.defectsInit[l]),
-			BaselineBackstop: s.baselineBackstop[l], DefectsBackstop: s.defectsBackstop[l]})
+			BaselineBackstop: s.baselineBackstop[l], DefectsBackstop: s.defectsBackstop[l], Latest: slices.Clone(s.latest[l])})
 	}
 	probes := slices.Clone(s.probes)
 	slices.SortStableFunc(probes, func(a, b report.StarvedProbe) int { return starvedOrder(a.Defect) - starvedOrder(b.Defect) })

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strings"
 
 	"sandboxlab/verdict"
@@ -111,6 +113,52 @@ type KillLate struct {
 	// the supervisor's backstop ended because the init had not (L6).
 	BaselineBackstop int `json:"baseline_backstop,omitempty"`
 	DefectsBackstop  int `json:"defects_backstop,omitempty"`
+	// Latest are the level's latest kills, up to LatestKills of the
+	// baseline's and as many of the defects', latest first, each named by
+	// its probe: percentiles say how late, these say which programs, so
+	// that a late tail can be traced.
+	Latest []LateKill `json:"latest,omitempty"`
+}
+
+// LatestKills is how many of a level's latest kills KillLate names, of
+// the baseline's and of the defects' each.
+const LatestKills = 5
+
+// LateKill is one run stopped late at its time limit.
+type LateKill struct {
+	Probe string `json:"probe"`
+	// Defect is the defect switched on ("" for the baseline).
+	Defect string `json:"defect,omitempty"`
+	LateMS int64  `json:"late_ms"`
+	// InitLateMS is how late the init woke, for a run it stopped (L6).
+	InitLateMS *int64 `json:"init_late_ms,omitempty"`
+	Backstop   bool   `json:"backstop,omitempty"`
+	Starved    bool   `json:"starved,omitempty"`
+}
+
+// KeepLatest sorts kills latest first (ties by probe and defect, for a
+// stable report) and keeps the first LatestKills of the baseline's and of
+// the defects'.
+func KeepLatest(kills []LateKill) []LateKill {
+	slices.SortStableFunc(kills, func(a, b LateKill) int {
+		if a.LateMS != b.LateMS {
+			return cmp.Compare(b.LateMS, a.LateMS)
+		}
+		return cmp.Or(cmp.Compare(a.Probe, b.Probe), cmp.Compare(a.Defect, b.Defect))
+	})
+	var kept []LateKill
+	baseline, defects := 0, 0
+	for _, k := range kills {
+		n := &defects
+		if k.Defect == "" {
+			n = &baseline
+		}
+		if *n < LatestKills {
+			*n++
+			kept = append(kept, k)
+		}
+	}
+	return kept
 }
 
 // Percentile is the q-th percentile (0 < q <= 100) of sorted, by the

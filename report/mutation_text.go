@@ -443,6 +443,34 @@ func cells(cs []string) string {
 
 func itoa(n int) string { return fmt.Sprint(n) }
 
+// latestKills names a level's latest kills: probe, defect, how late, and
+// what the host knows of why.
+func latestKills(kills []LateKill) string {
+	var out []string
+	for _, k := range kills {
+		s := k.Probe
+		if k.Defect != "" {
+			s += " under " + k.Defect
+		}
+		s += " " + ms(k.LateMS)
+		var notes []string
+		if k.InitLateMS != nil {
+			notes = append(notes, "init woke "+ms(*k.InitLateMS)+" late")
+		}
+		if k.Backstop {
+			notes = append(notes, "by the backstop")
+		}
+		if k.Starved {
+			notes = append(notes, "starved")
+		}
+		if len(notes) > 0 {
+			s += " (" + strings.Join(notes, ", ") + ")"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}
+
 // timeoutLines give, for each level, how late the kills of its runs
 // stopped at their time limit landed, and list the probes starved of CPU.
 func timeoutLines(p *printer, r *RunInfo, jobs int) {
@@ -466,6 +494,11 @@ func timeoutLines(p *printer, r *RunInfo, jobs int) {
 		}
 		p.table([]string{"level", "runs of", "runs", "p50 late", "p99 late", "max late", "ended by the backstop", "init woke late (runs: p50/p99/max)"}, rows)
 		p.printf("How long after its deadline the host saw each run's program end, over every run stopped at its wall clock in the probes' workers (up to %d probes at once); and, of the runs the init stopped (L6), how late the init itself woke, by its own clock: the rest is the kernel ending the namespace and the host noticing. The baseline's are the correct sandbox's; a defect may stop runs late on purpose.\n", jobs)
+		for _, k := range r.KillLate {
+			if len(k.Latest) > 0 {
+				p.printf("Latest at L%d: %s.\n", k.Level, latestKills(k.Latest))
+			}
+		}
 	}
 	if len(r.Starved) > 0 {
 		p.printf("\n")
