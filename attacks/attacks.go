@@ -160,6 +160,12 @@ type spec struct {
 	// loop takes only CPU that nothing else wants, and the mutation
 	// harness shares the cores with it accordingly (IdleCPU).
 	idleCPU bool
+	// runsToLimit says that the program runs until a limit, the clock
+	// among them, stops it, or leaves something running behind it. Every
+	// other attack's program ends by itself within a second, so a run of
+	// it stopped at its clock was kept from its work by the machine, and
+	// the mutation harness runs the cell once more (ClockStopIsLoad).
+	runsToLimit bool
 }
 
 // IdleCPU reports whether the attack's program runs at the lowest
@@ -167,6 +173,14 @@ type spec struct {
 func IdleCPU(id string) bool {
 	s, ok := registry[id]
 	return ok && s.idleCPU
+}
+
+// ClockStopIsLoad reports whether a run of the attack's program stopped
+// at its clock says more of the machine's load than of the sandbox: its
+// program ends by itself (see spec.runsToLimit).
+func ClockStopIsLoad(id string) bool {
+	s, ok := registry[id]
+	return ok && !s.runsToLimit
 }
 
 // idle puts procs at the lowest priority, nice 19: a best effort, since a

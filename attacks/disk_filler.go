@@ -7,11 +7,12 @@ import (
 
 func init() {
 	register(spec{
-		id:        "disk_filler",
-		escapes:   "writes a file over 10 MiB",
-		firstStop: 1,
-		new:       func() attack { return diskFiller{} },
-		elsewhere: elsewhere{rootRisk: "it writes 50 MiB in its working directory, wherever the sandbox puts it"},
+		id:          "disk_filler",
+		escapes:     "writes a file over 10 MiB",
+		firstStop:   1,
+		new:         func() attack { return diskFiller{} },
+		runsToLimit: true,
+		elsewhere:   elsewhere{rootRisk: "it writes 50 MiB in its working directory, wherever the sandbox puts it"},
 	})
 }
 

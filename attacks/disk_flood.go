@@ -11,11 +11,12 @@ import (
 
 func init() {
 	register(spec{
-		id:        "disk_flood",
-		escapes:   "its working directory holds more than the session's disk quota at once, within one run",
-		firstStop: 6,
-		new:       func() attack { return &diskFlood{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
+		id:          "disk_flood",
+		escapes:     "its working directory holds more than the session's disk quota at once, within one run",
+		firstStop:   6,
+		new:         func() attack { return &diskFlood{} },
+		runsToLimit: true,
+		elsewhere:   elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -9,11 +9,12 @@ import (
 
 func init() {
 	register(spec{
-		id:        "fd_hoarder",
-		escapes:   "holds over 64 files open",
-		firstStop: 1,
-		new:       func() attack { return &fdHoarder{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
+		id:          "fd_hoarder",
+		escapes:     "holds over 64 files open",
+		firstStop:   1,
+		new:         func() attack { return &fdHoarder{} },
+		runsToLimit: true,
+		elsewhere:   elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -9,11 +9,12 @@ import (
 
 func init() {
 	register(spec{
-		id:        "memory_fanout",
-		escapes:   "its processes together hold over 256 MiB of real memory at once (320 with shared pages), each under a per-process limit",
-		firstStop: 6,
-		new:       func() attack { return &memoryFanout{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
+		id:          "memory_fanout",
+		escapes:     "its processes together hold over 256 MiB of real memory at once (320 with shared pages), each under a per-process limit",
+		firstStop:   6,
+		new:         func() attack { return &memoryFanout{} },
+		runsToLimit: true,
+		elsewhere:   elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -10,11 +10,12 @@ import (
 
 func init() {
 	register(spec{
-		id:        "memory_hog",
-		escapes:   "allocates 1 GiB (a process's VmPeak reaches it)",
-		firstStop: 1,
-		new:       func() attack { return &memoryHog{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
+		id:          "memory_hog",
+		escapes:     "allocates 1 GiB (a process's VmPeak reaches it)",
+		firstStop:   1,
+		new:         func() attack { return &memoryHog{} },
+		runsToLimit: true,
+		elsewhere:   elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -8,11 +8,12 @@ import (
 
 func init() {
 	register(spec{
-		id:        "output_flood",
-		escapes:   "prints 50 MiB and more than 8,000 characters come back, or over 8 MiB is held by the harness",
-		firstStop: 1,
-		new:       func() attack { return &outputFlood{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
+		id:          "output_flood",
+		escapes:     "prints 50 MiB and more than 8,000 characters come back, or over 8 MiB is held by the harness",
+		firstStop:   1,
+		new:         func() attack { return &outputFlood{} },
+		runsToLimit: true,
+		elsewhere:   elsewhere{harmlessAsRoot: true},
 	})
 }
 

@@ -101,9 +101,10 @@ type ProbeResult struct {
 	// once more (see runTask).
 	Starved int `json:"starved,omitempty"`
 	// ClockStops is, for a check whose promise is not about time
-	// (checks.Check.Untimed), how many of its runs were stopped at their
-	// clock: a failure then is the machine's, as a starved one is, and
-	// runs once more.
+	// (checks.Check.Untimed), or a cell of an attack whose program ends by
+	// itself (attacks.ClockStopIsLoad), how many of its runs were stopped
+	// at their clock: a failure, or a cell's stop, then is the machine's,
+	// as a starved one is, and runs once more.
 	ClockStops int `json:"clock_stops,omitempty"`
 	// Timeouts are the probe's runs stopped at their time limit
 	// (sandbox.Timeouts): how late each kill landed.
@@ -177,9 +178,12 @@ type probeRun struct {
 // notice". So is a failed check not about time with a run stopped at its
 // clock (ClockStops): its program waits on more than its own CPU (the
 // host's proxy, its destinations), which the run-queue measure of
-// starving does not see.
+// starving does not see. And so is a cell whose program ends by itself
+// stopped at its clock without starving: host_socket@L4 read stopped once
+// in five that way, its program having sent nothing, and read_ssh_key@L5
+// before it.
 func (r *ProbeResult) inconclusive() bool {
-	return r.Starved > 0 && (r.failing() || r.Cell != nil) || r.ClockStops > 0 && r.failing()
+	return (r.Starved > 0 || r.ClockStops > 0) && (r.failing() || r.Cell != nil)
 }
 
 // runTask runs one task in a worker (runWorker) and reads its verdict. An
@@ -229,6 +233,9 @@ func (r *Runner) runTask(ctx context.Context, t Task, pl *pool, release func()) 
 		why := fmt.Sprintf("%d of its runs stopped at the time limit starved of CPU", first.result.Starved)
 		if first.result.Starved == 0 {
 			why = fmt.Sprintf("%d of its runs stopped at a clock the check does not test", first.result.ClockStops)
+			if first.result.Cell != nil {
+				why = fmt.Sprintf("%d of its runs stopped at the clock, which its program, one that ends by itself, should not meet", first.result.ClockStops)
+			}
 		}
 		note := fmt.Sprintf(" (run twice%s: the first run %s with %s, which the machine's load decides)", alone, read, why)
 		if again.result.Check != nil {

@@ -60,22 +60,30 @@ func TestStarvedFailureRunsTwice(t *testing.T) {
 	}
 }
 
-// TestClockStopsOnlyOfUntimedChecks: a run stopped at its clock counts
-// as the machine's only in a check not about time; in a check about time
-// (wall_timeout) or an attack cell it is the verdict's own matter.
-func TestClockStopsOnlyOfUntimedChecks(t *testing.T) {
+// TestClockStopsOfWhatIsNotAboutTime: a run stopped at its clock counts
+// as the machine's in a check not about time, and in a cell of an attack
+// whose program ends by itself; in a check about time (wall_timeout), or
+// a cell whose program runs until a limit stops it, it is the verdict's
+// own matter.
+func TestClockStopsOfWhatIsNotAboutTime(t *testing.T) {
 	stop := []ProbeTimeout{{Level: 4, LateMS: 3}}
 	assert.Check(t, is.Equal(clockStops(&ProbeResult{Check: &report.Check{ID: "egress_direct_fails"}, Timeouts: stop}), 1))
 	assert.Check(t, is.Equal(clockStops(&ProbeResult{Check: &report.Check{ID: "egress_direct_fails"}}), 0))
 	assert.Check(t, is.Equal(clockStops(&ProbeResult{Check: &report.Check{ID: "wall_timeout"}, Timeouts: stop}), 0))
-	assert.Check(t, is.Equal(clockStops(&ProbeResult{Cell: &report.Cell{Attack: "egress_smuggle", Level: 4}, Timeouts: stop}), 0))
+	assert.Check(t, is.Equal(clockStops(&ProbeResult{Cell: &report.Cell{Attack: "host_socket", Level: 4}, Timeouts: stop}), 1))
+	assert.Check(t, is.Equal(clockStops(&ProbeResult{Cell: &report.Cell{Attack: "host_socket", Level: 4}}), 0))
+	for _, loops := range []string{"runaway_loop", "fork_bomb", "lingering_child"} {
+		assert.Check(t, is.Equal(clockStops(&ProbeResult{Cell: &report.Cell{Attack: loops, Level: 4}, Timeouts: stop}), 0), loops)
+	}
 }
 
 // TestStarvedStoppedCellRunsTwice: an attack cell that reads stopped with
 // a run starved of CPU is as inconclusive as a starved failure (its
 // program may have been stopped before it tried): it runs once more and
 // the second verdict stands. A cell stopped without starving, or one that
-// escaped a second time starved, runs no more; nor does a stopped cell
+// escaped a second time starved, runs no more (unless it stopped at the
+// clock, which its program, one that ends by itself, should not meet); nor
+// does a stopped cell
 // whose program loops at the lowest priority (Runner.Idle), starved by
 // design, though its starved escape does.
 func TestStarvedStoppedCellRunsTwice(t *testing.T) {
@@ -83,6 +91,7 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 		return ProbeResult{Cell: &report.Cell{Attack: "exfiltrate", Level: 5, Escaped: escaped, Evidence: fmt.Sprintf("escaped %v", escaped)},
 			Starved: starved}
 	}
+	clockStop := func(r ProbeResult) ProbeResult { r.ClockStops = 1; return r }
 	for _, c := range []struct {
 		name    string
 		runs    []ProbeResult
@@ -94,6 +103,7 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 		{"starved escape, then a stop", []ProbeResult{cell(true, 2), cell(false, 0)}, 2, false, "the first run failed with 2 of its runs"},
 		{"starved stop twice", []ProbeResult{cell(false, 1), cell(false, 1)}, 2, false, "the first run read stopped"},
 		{"a stop not starved", []ProbeResult{cell(false, 0)}, 1, false, ""},
+		{"a stop at the clock, then an escape", []ProbeResult{clockStop(cell(false, 0)), cell(true, 0)}, 2, true, "the first run read stopped with 1 of its runs stopped at the clock"},
 		{"idle: a starved stop", []ProbeResult{cell(false, 1)}, 1, false, ""},
 		{"idle: a starved escape, then a stop", []ProbeResult{cell(true, 1), cell(false, 0)}, 2, false, "the first run failed with 1 of its runs"},
 	} {

@@ -111,13 +111,24 @@ func workerMain(args []string) int {
 	return verdict.ExitOK
 }
 
-// clockStops is how many of res's runs stopped at their clock when res is
-// a check whose promise is not about time (ProbeResult.ClockStops).
+// clockStops is how many of res's runs stopped at their clock when that
+// says more of the machine than of the sandbox (ProbeResult.ClockStops):
+// res is a check whose promise is not about time, or a cell of an attack
+// whose program ends by itself.
 func clockStops(res *ProbeResult) int {
-	if res.Check == nil || len(res.Timeouts) == 0 {
+	if len(res.Timeouts) == 0 {
 		return 0
 	}
-	if cs, err := checks.Select([]string{res.Check.ID}, nil); err != nil || !cs[0].Untimed {
+	switch {
+	case res.Check != nil:
+		if cs, err := checks.Select([]string{res.Check.ID}, nil); err != nil || !cs[0].Untimed {
+			return 0
+		}
+	case res.Cell != nil:
+		if !attacks.ClockStopIsLoad(res.Cell.Attack) {
+			return 0
+		}
+	default:
 		return 0
 	}
 	return len(res.Timeouts)
