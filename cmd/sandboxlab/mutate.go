@@ -70,11 +70,11 @@ func mutateHelp() string {
 		"mutation-testing-report-schema; --out DIR writes every format; JSON has each defect's reached\n" +
 		"probes and the baseline's reached-sites table. The text and markdown reports give, per level, how\n" +
 		"late the kills of runs stopped at their time limit landed (p50, p99, max, the backstop's count,\n" +
-		"and at L6 how late the init itself woke; the baseline's apart from the defects'), and list the\n" +
-		"probes with runs starved of CPU (a probe that failed starved, an attack cell that read\n" +
-		"stopped starved unless its loop runs at the lowest priority, or a check not about time\n" +
-		"that failed with a run stopped at its clock, runs once more, alone, and the second verdict\n" +
-		"counts).\n" +
+		"and at L6 how late the init itself woke; the baseline's apart from the defects'), name the\n" +
+		"latest kills by probe, and list the probes with runs starved of CPU (a probe that failed\n" +
+		"starved, an attack cell that read stopped starved unless its loop runs at the lowest priority,\n" +
+		"a check not about time that failed with a run stopped at its clock, or a cell whose program\n" +
+		"ends by itself with one, runs once more, alone, and the second verdict counts).\n" +
 		"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n" +
 		"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n" +
 		"Progress goes to stderr on a terminal (a bar: probe runs of the baseline, then of the defects,\n" +
