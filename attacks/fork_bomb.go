@@ -36,14 +36,10 @@ type forkBomb struct {
 }
 
 func (f *forkBomb) watch(_ *env, now time.Time, procs []procfs.Proc) bool {
-	// Processes already killed (SIGKILL pending) are on their way out:
-	// on a loaded machine they may take a while to leave /proc.
-	n := 0
-	for _, p := range procs {
-		if !procfs.Killed(p.PID) {
-			n++
-		}
-	}
+	// Processes already killed (SIGKILL pending, or their namespace's
+	// init) are on their way out: on a loaded machine they may take a
+	// while to leave /proc.
+	n := len(procfs.Living(procs))
 	f.maxProcs = max(f.maxProcs, n)
 	if n <= forkBombCap {
 		f.overSince = time.Time{}

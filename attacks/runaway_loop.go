@@ -48,11 +48,7 @@ func (r *runawayLoop) watch(_ *env, now time.Time, procs []procfs.Proc) bool {
 	if r.checked || now.Sub(r.seen) < runawayCheck {
 		return false
 	}
-	for _, p := range procs {
-		if !procfs.Killed(p.PID) {
-			r.aliveAtCheck = append(r.aliveAtCheck, p)
-		}
-	}
+	r.aliveAtCheck = procfs.Living(procs)
 	r.checked = len(r.aliveAtCheck) > 0
 	// Running unkilled: escaped. Ending it now also spares L0 the 4 s watchdog.
 	return r.checked

@@ -26,14 +26,10 @@ var processCap = &Check{
 		most, over := 0, time.Duration(0)
 		var since time.Time
 		w := evidence.Sample(tok, 5*time.Millisecond, func(now time.Time, procs []procfs.Proc) {
-			// Those already killed are on their way out, however slowly
-			// a loaded machine lets them leave /proc.
-			n := 0
-			for _, pr := range procs {
-				if !procfs.Killed(pr.PID) {
-					n++
-				}
-			}
+			// Those already killed (or whose namespace's init is) are on
+			// their way out, however slowly a loaded machine lets them
+			// leave /proc.
+			n := len(procfs.Living(procs))
 			mu.Lock()
 			defer mu.Unlock()
 			most = max(most, n)

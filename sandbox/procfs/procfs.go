@@ -403,16 +403,74 @@ func readInto(buf []byte, path string) []byte {
 // stopped.
 func Killed(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return true // gone
-	}
+	return err != nil || killedIn(b) // gone, or killed
+}
+
+// killedIn reports whether /proc/PID/status text shows a SIGKILL pending.
+func killedIn(status []byte) bool {
 	const sigkill = 1 << (9 - 1)
 	for _, field := range []string{"SigPnd", "ShdPnd"} {
-		if mask, err := strconv.ParseUint(StatusField(b, field), 16, 64); err == nil && mask&sigkill != 0 {
+		if mask, err := strconv.ParseUint(StatusField(status, field), 16, 64); err == nil && mask&sigkill != 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// Living returns those of procs that are not on their way out. A process
+// is on its way out when it is gone, when it has a SIGKILL pending, or
+// when the init of its PID namespace has one: the kernel kills every
+// process of a namespace when its init exits, and an init cannot ignore a
+// SIGKILL sent from outside its namespace. Until that init is next
+// scheduled, which on a loaded machine can take a hundred milliseconds,
+// the rest of its namespace goes on running and forking: counting them
+// would blame the stop for the scheduler's delay.
+func Living(procs []Proc) []Proc {
+	return living(procs, func(pid int) []byte {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		if err != nil {
+			return nil
+		}
+		return b
+	}, func(pid int) string {
+		ns, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+		return ns
+	})
+}
+
+// living is Living with /proc's two reads passed in, so that the rule can
+// be tested on states the kernel holds too briefly to catch.
+func living(procs []Proc, status func(pid int) []byte, pidNS func(pid int) string) []Proc {
+	var alive []Proc
+	doomed := map[string]bool{} // PID namespaces whose init is killed
+	for _, p := range procs {
+		b := status(p.PID)
+		if b == nil {
+			continue // gone
+		}
+		if !killedIn(b) {
+			alive = append(alive, p)
+			continue
+		}
+		// NSpid lists the PID in each namespace from the host's down: a
+		// last entry of 1 below the host's is a namespace's init.
+		nspid := strings.Fields(StatusField(b, "NSpid"))
+		if len(nspid) > 1 && nspid[len(nspid)-1] == "1" {
+			if ns := pidNS(p.PID); ns != "" {
+				doomed[ns] = true
+			}
+		}
+	}
+	if len(doomed) == 0 {
+		return alive
+	}
+	kept := alive[:0]
+	for _, p := range alive {
+		if !doomed[pidNS(p.PID)] {
+			kept = append(kept, p)
+		}
+	}
+	return kept
 }
 
 // StatusField returns the value of one field of /proc/PID/status text,

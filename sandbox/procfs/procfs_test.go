@@ -61,6 +61,56 @@ func TestKilled(t *testing.T) {
 	assert.Check(t, Killed(cmd.Process.Pid), "a process that is gone counts as killed")
 }
 
+func TestLivingLeavesOutTheNamespaceOfAKilledInit(t *testing.T) {
+	const killed, running = "SigPnd:\t0000000000000100\n", "SigPnd:\t0000000000000000\n"
+	status := map[int]string{
+		// A namespace whose init (host PID 10) is killed: its other
+		// processes, killed or not, are on their way out.
+		10: killed + "NSpid:\t10\t1\n",
+		11: running + "NSpid:\t11\t2\n",
+		12: running + "NSpid:\t12\t3\n",
+		// Another namespace whose init is not killed: one of its processes is.
+		20: running + "NSpid:\t20\t1\n",
+		21: killed + "NSpid:\t21\t2\n",
+		22: running + "NSpid:\t22\t3\n",
+		// The host's namespace: a killed process there dooms nobody else.
+		30: killed + "NSpid:\t30\n",
+		31: running + "NSpid:\t31\n",
+		// 40 is gone.
+	}
+	ns := map[int]string{10: "a", 11: "a", 12: "a", 20: "b", 21: "b", 22: "b", 30: "host", 31: "host"}
+	var procs []Proc
+	for _, pid := range []int{10, 11, 12, 20, 21, 22, 30, 31, 40} {
+		procs = append(procs, Proc{PID: pid})
+	}
+	got := living(procs, func(pid int) []byte {
+		if s, ok := status[pid]; ok {
+			return []byte(s)
+		}
+		return nil
+	}, func(pid int) string { return ns[pid] })
+	var pids []int
+	for _, p := range got {
+		pids = append(pids, p.PID)
+	}
+	assert.DeepEqual(t, pids, []int{20, 22, 31})
+}
+
+func TestLivingOnTheHost(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	assert.NilError(t, cmd.Start())
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	me, err := Stat(os.Getpid())
+	assert.NilError(t, err)
+	sleeper, err := Stat(cmd.Process.Pid)
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(Living([]Proc{me, sleeper}), 2))
+	cmd.Process.Kill()
+	cmd.Wait()
+	assert.Check(t, is.DeepEqual(Living([]Proc{me, sleeper}), []Proc{me}), "a process that is gone is not living")
+}
+
 func TestStatusField(t *testing.T) {
 	status := []byte("Name:\tpython3\nSigPnd:\t0000000000000100\nVmPeak:\t 1062620 kB\nCapEff:\t000001ffffffffff\n")
 	assert.Check(t, is.Equal(StatusField(status, "Name"), "python3"))
