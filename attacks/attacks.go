@@ -166,6 +166,15 @@ type spec struct {
 	// it stopped at its clock was kept from its work by the machine, and
 	// the mutation harness runs the cell once more (ClockStopIsLoad).
 	runsToLimit bool
+	// escapeByClock says that the judge calls an escape when the sandbox's
+	// stop has not come within a margin of when it should have (the wall
+	// limit for the runaway loop, the process cap's monitor for the fork
+	// bomb). At L1-L5 those stops are timers of the supervisor, a Go
+	// process that a loaded machine schedules late: 300 ms past the
+	// margin was seen beside two busy loops. Such an escape where the
+	// correct sandbox stops the attack is one the machine may have made,
+	// and the mutation harness runs the cell once more (EscapeMayBeLoad).
+	escapeByClock bool
 }
 
 // IdleCPU reports whether the attack's program runs at the lowest
@@ -181,6 +190,15 @@ func IdleCPU(id string) bool {
 func ClockStopIsLoad(id string) bool {
 	s, ok := registry[id]
 	return ok && !s.runsToLimit
+}
+
+// EscapeMayBeLoad reports whether an escape of the attack at level may be
+// the machine's load rather than the sandbox: its judge decides by a
+// margin of time (see spec.escapeByClock), at a level expected to stop
+// it. A defect that lets the attack through escapes again.
+func EscapeMayBeLoad(id string, level int) bool {
+	s, ok := registry[id]
+	return ok && s.escapeByClock && level >= s.firstStop
 }
 
 // idle puts procs at the lowest priority, nice 19: a best effort, since a

@@ -9,13 +9,14 @@ import (
 
 func init() {
 	register(spec{
-		id:          "runaway_loop",
-		escapes:     "still running past the wall limit",
-		firstStop:   1,
-		new:         func() attack { return &runawayLoop{} },
-		runsToLimit: true,
-		elsewhere:   elsewhere{harmlessAsRoot: true, keepsRunning: true},
-		idleCPU:     true,
+		id:            "runaway_loop",
+		escapes:       "still running past the wall limit",
+		firstStop:     1,
+		new:           func() attack { return &runawayLoop{} },
+		runsToLimit:   true,
+		escapeByClock: true,
+		elsewhere:     elsewhere{harmlessAsRoot: true, keepsRunning: true},
+		idleCPU:       true,
 	})
 }
 

@@ -92,6 +92,9 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 			Starved: starved}
 	}
 	clockStop := func(r ProbeResult) ProbeResult { r.ClockStops = 1; return r }
+	runaway := func(level int, escaped bool) ProbeResult {
+		return ProbeResult{Cell: &report.Cell{Attack: "runaway_loop", Level: level, Escaped: escaped, Evidence: fmt.Sprintf("escaped %v", escaped)}}
+	}
 	for _, c := range []struct {
 		name    string
 		runs    []ProbeResult
@@ -106,6 +109,12 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 		{"a stop at the clock, then an escape", []ProbeResult{clockStop(cell(false, 0)), cell(true, 0)}, 2, true, "the first run read stopped with 1 of its runs stopped at the clock"},
 		{"idle: a starved stop", []ProbeResult{cell(false, 1)}, 1, false, ""},
 		{"idle: a starved escape, then a stop", []ProbeResult{cell(true, 1), cell(false, 0)}, 2, false, "the first run failed with 1 of its runs"},
+		{"an escape not starved", []ProbeResult{cell(true, 0)}, 1, true, ""},
+		// An escape judged by a margin of time, where the correct sandbox
+		// stops the attack, runs again even though no run met its clock.
+		{"idle: an escape by a margin of time, then a stop", []ProbeResult{runaway(3, true), runaway(3, false)}, 2, false, "the first run failed with an escape its judge called by a margin of time"},
+		{"idle: an escape by a margin of time twice", []ProbeResult{runaway(5, true), runaway(5, true)}, 2, true, "the first run failed with an escape"},
+		{"idle: an escape by a margin of time where none is stopped", []ProbeResult{runaway(0, true)}, 1, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, calls := cannedWorker(t, c.runs)

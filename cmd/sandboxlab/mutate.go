@@ -73,8 +73,10 @@ func mutateHelp() string {
 		"and at L6 how late the init itself woke; the baseline's apart from the defects'), name the\n" +
 		"latest kills by probe, and list the probes with runs starved of CPU (a probe that failed\n" +
 		"starved, an attack cell that read stopped starved unless its loop runs at the lowest priority,\n" +
-		"a check not about time that failed with a run stopped at its clock, or a cell whose program\n" +
-		"ends by itself with one, runs once more, alone, and the second verdict counts).\n" +
+		"a check not about time that failed with a run stopped at its clock, a cell whose program\n" +
+		"ends by itself with one, or a runaway_loop or fork_bomb cell that escaped where the correct\n" +
+		"sandbox stops it, its judge's margin of time missed, runs once more, alone, and the second\n" +
+		"verdict counts).\n" +
 		"Under GitHub Actions (GITHUB_ACTIONS=true) each unexpected escape also becomes an ::error\n" +
 		"annotation at the defect's planted site, on stderr (at most 10, then a ::notice:: for the rest).\n" +
 		"Progress goes to stderr on a terminal (a bar: probe runs of the baseline, then of the defects,\n" +
