@@ -132,6 +132,19 @@ func TestStarvedStoppedCellRunsTwice(t *testing.T) {
 	}
 }
 
+// TestTimedEscapeListed: a cell run again for an escape by its judge's
+// margin of time is listed with the starved probes, so that the report
+// says why it ran twice.
+func TestTimedEscapeListed(t *testing.T) {
+	escaped := ProbeResult{Cell: &report.Cell{Attack: "runaway_loop", Level: 3, Escaped: true}}
+	stopped := ProbeResult{Cell: &report.Cell{Attack: "runaway_loop", Level: 3, StoppedBy: "wall clock"}}
+	r, _ := cannedWorker(t, []ProbeResult{escaped, stopped})
+	r.stops = newStops()
+	assert.NilError(t, r.runTask(context.Background(), Task{Probe: "runaway_loop@L3", Defect: "cpu_soft_only"}, nil, nil).err)
+	_, starved := r.stops.report()
+	assert.Check(t, is.DeepEqual(starved, []report.StarvedProbe{{Probe: "runaway_loop@L3", Defect: "cpu_soft_only", TimedEscape: true, RanTwice: true}}))
+}
+
 // TestStarvedRerunRunsAlone: the second run of an inconclusive probe
 // gives back its place in the pool and waits until no other probe runs:
 // the load that starved it was mostly the harness's own.

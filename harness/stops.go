@@ -50,8 +50,9 @@ func (s *stops) add(t Task, res *ProbeResult, ranTwice bool) {
 		s.latest[to.Level] = report.KeepLatest(append(s.latest[to.Level], report.LateKill{Probe: t.Probe, Defect: of,
 			LateMS: to.LateMS, InitLateMS: to.InitLateMS, Backstop: to.Backstop, Starved: to.Starved}))
 	}
-	if res.Starved > 0 || res.ClockStops > 0 {
-		s.probes = append(s.probes, report.StarvedProbe{Probe: t.Probe, Defect: t.Defect, Runs: res.Starved, ClockStops: res.ClockStops, RanTwice: ranTwice})
+	if res.Starved > 0 || res.ClockStops > 0 || res.timedEscape() {
+		s.probes = append(s.probes, report.StarvedProbe{Probe: t.Probe, Defect: t.Defect, Runs: res.Starved, ClockStops: res.ClockStops,
+			TimedEscape: res.timedEscape(), RanTwice: ranTwice})
 	}
 }
 

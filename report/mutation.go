@@ -182,8 +182,12 @@ type StarvedProbe struct {
 	Runs int `json:"runs"`
 	// ClockStops counts, for a check whose promise is not about time,
 	// its runs stopped at their clock, starved or not.
-	ClockStops int  `json:"clock_stops,omitempty"`
-	RanTwice   bool `json:"ran_twice,omitempty"`
+	ClockStops int `json:"clock_stops,omitempty"`
+	// TimedEscape is set for an attack cell that escaped by its judge's
+	// margin of time where the correct sandbox stops it: the stop may
+	// have come late for the machine's load (attacks.EscapeMayBeLoad).
+	TimedEscape bool `json:"timed_escape,omitempty"`
+	RanTwice    bool `json:"ran_twice,omitempty"`
 }
 
 // Inputs are digests of what a run's measurements depend on: a probe's

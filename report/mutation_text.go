@@ -509,10 +509,13 @@ func timeoutLines(p *printer, r *RunInfo, jobs int) {
 			if s.ClockStops > 0 {
 				runs += fmt.Sprintf(" (%d at a clock it does not test)", s.ClockStops)
 			}
+			if s.TimedEscape {
+				runs += " (escaped by a margin of time)"
+			}
 			rows = append(rows, []string{s.Probe, yesNo(s.Defect == "", "(baseline)", s.Defect), runs, yesNo(s.RanTwice, "ran again, the second verdict counts", "stands")})
 		}
 		p.table([]string{"probe", "defect", "starved runs", "verdict"}, rows)
-		p.printf("A starved run was stopped at its time limit with one of its threads having waited for a CPU for half of it or more: the machine's load, not the program, decided the stop. A check whose promise is not about time counts its runs stopped at its clock too. A failure with such runs, or an attack cell that read stopped with a starved one, ran again, alone.\n")
+		p.printf("A starved run was stopped at its time limit with one of its threads having waited for a CPU for half of it or more: the machine's load, not the program, decided the stop. A check whose promise is not about time counts its runs stopped at its clock too. A failure with such runs, an attack cell that read stopped with a starved one, or one that escaped only by its judge's margin of time where the correct sandbox stops it, ran again, alone.\n")
 	}
 }
 
