@@ -170,8 +170,9 @@ type spec struct {
 	// stop has not come within a margin of when it should have (the wall
 	// limit for the runaway loop, the process cap's monitor for the fork
 	// bomb). At L1-L5 those stops are timers of the supervisor, a Go
-	// process that a loaded machine schedules late: 300 ms past the
-	// margin was seen beside two busy loops. Such an escape where the
+	// process that a loaded machine schedules late: beside two busy
+	// loops, L3's kills landed up to 800 ms after the wall limit, past
+	// the runaway judge's 300 ms. Such an escape where the
 	// correct sandbox stops the attack is one the machine may have made,
 	// and the mutation harness runs the cell once more (EscapeMayBeLoad).
 	escapeByClock bool
