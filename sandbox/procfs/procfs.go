@@ -402,8 +402,17 @@ func readInto(buf []byte, path string) []byte {
 // exit on a loaded machine is then not mistaken for a process nobody
 // stopped.
 func Killed(pid int) bool {
+	b := readStatus(pid)
+	return b == nil || killedIn(b) // gone, or killed
+}
+
+// readStatus reads /proc/PID/status; nil when the process is gone.
+func readStatus(pid int) []byte {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	return err != nil || killedIn(b) // gone, or killed
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // killedIn reports whether /proc/PID/status text shows a SIGKILL pending.
@@ -426,13 +435,7 @@ func killedIn(status []byte) bool {
 // the rest of its namespace goes on running and forking: counting them
 // would blame the stop for the scheduler's delay.
 func Living(procs []Proc) []Proc {
-	return living(procs, func(pid int) []byte {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-		if err != nil {
-			return nil
-		}
-		return b
-	}, func(pid int) string {
+	return living(procs, readStatus, func(pid int) string {
 		ns, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
 		return ns
 	})
