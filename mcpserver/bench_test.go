@@ -33,12 +33,17 @@ import (
 //   - library: the same run by Session.Run in this process, without MCP,
 //     each run started cold;
 //   - warm: the same with sandbox.Options.Prestart, as the server runs: the
-//     next run's init is made while the caller thinks (thinkTime).
+//     next run's init is made while the caller thinks (thinkTime);
+//   - ping: an MCP ping over mcp's connection, and
+//   - list: a list_files call over it, which runs no program: the floor
+//     under any tool call over stdio, what the protocol, the SDK and the
+//     pipes cost before the sandbox does anything.
 //
 // mcp and in-process prestart too. A call's overhead is its latency minus
-// plain python's in the same run.
-// It reports p50 and p90 of each (ms) and the ratio of the medians'
-// overheads, mcp over bwrap:
+// plain python's in the same run (ping's and list's are their latency:
+// they run no python).
+// It reports p50 and p90 of each (ms), the ratio of the medians'
+// overheads, mcp over bwrap, and the floor's share of bwrap's overhead:
 //
 //	go test -run '^$' -bench PerCall -benchtime 200x ./mcpserver
 func BenchmarkPerCall(b *testing.B) {
@@ -68,6 +73,8 @@ func BenchmarkPerCall(b *testing.B) {
 		{"in-process", func() error { return callPrint(ctx, inProcess) }},
 		{"library", func() error { return runPrint(ctx, session) }},
 		{"warm", func() error { return runPrint(ctx, warm) }},
+		{"ping", func() error { return cs.Ping(ctx, nil) }},
+		{"list", func() error { return callList(ctx, cs) }},
 	}
 	times := make([][]time.Duration, len(contenders))
 	for _, c := range contenders { // one untimed round: caches, the server's first run
@@ -96,13 +103,24 @@ func BenchmarkPerCall(b *testing.B) {
 	for j, c := range contenders {
 		p90 := percentile(times[j], 90)
 		p50[j] = percentile(times[j], 50)
-		fmt.Fprintf(&table, "%-8s %9.2f %9.2f %11.2f ms\n", c.name, p50[j], p90, p50[j]-p50[0])
+		overhead := p50[j] - p50[0]
+		if floor(c.name) {
+			overhead = p50[j]
+		}
+		fmt.Fprintf(&table, "%-8s %9.2f %9.2f %11.2f ms\n", c.name, p50[j], p90, overhead)
 		b.ReportMetric(p50[j], c.name+"-p50-ms")
 		b.ReportMetric(p90, c.name+"-p90-ms")
 	}
 	ratio := (p50[2] - p50[0]) / (p50[1] - p50[0])
-	fmt.Fprintf(&table, "overhead ratio mcp/bwrap (p50): %.2f", ratio)
+	fmt.Fprintf(&table, "overhead ratio mcp/bwrap (p50): %.2f\n", ratio)
 	b.ReportMetric(ratio, "mcp/bwrap-overhead")
+	for j, c := range contenders {
+		if floor(c.name) {
+			share := p50[j] / (p50[1] - p50[0])
+			fmt.Fprintf(&table, "floor %s/bwrap overhead (p50): %.2f\n", c.name, share)
+			b.ReportMetric(share, c.name+"/bwrap-overhead")
+		}
+	}
 	b.Log("\n" + table.String())
 }
 
@@ -127,6 +145,19 @@ func callPrint(ctx context.Context, cs *mcp.ClientSession) error {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": "print(1)"}})
 	if err == nil && res.IsError {
 		err = fmt.Errorf("run_python: %v", res.Content)
+	}
+	return err
+}
+
+// floor reports whether contender name runs no program: its whole
+// latency is overhead.
+func floor(name string) bool { return name == "ping" || name == "list" }
+
+// callList calls list_files, a tool call that runs no program.
+func callList(ctx context.Context, cs *mcp.ClientSession) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_files", Arguments: map[string]any{}})
+	if err == nil && res.IsError {
+		err = fmt.Errorf("list_files: %v", res.Content)
 	}
 	return err
 }
