@@ -27,31 +27,57 @@ import (
 //   - bwrap: bubblewrap with every namespace, as a whole process;
 //   - mcp: a run_python call through the Go SDK's client to 'sandboxlab
 //     mcp' (the built binary, over stdio) at the default level, L6 (L5
-//     without root), the session living across calls;
+//     without root), the session living across calls and prestarting;
+//   - ping: an MCP ping over mcp's connection, and
+//   - list: a list_files call over it, which runs no program: the floor
+//     under any tool call over stdio, what the protocol, the SDK and the
+//     pipes cost before the sandbox does anything;
+//   - bare-ping: a ping to a server of the SDK alone (this test binary,
+//     re-executed: the SDK's own stdio transport, no tools, no input
+//     guard), the floor under any MCP server built on the SDK.
+//
+// A call's overhead is its latency minus plain python's in the same run
+// (a floor's is its latency: it runs no python). It reports p50 and p90
+// of each (ms), the ratio of the medians' overheads, mcp over bwrap, and
+// each floor's share of bwrap's overhead:
+//
+//	go test -run '^$' -bench 'PerCall$' -benchtime 200x ./mcpserver
+//
+// Nothing else runs in this process meanwhile: BenchmarkPerCallParts
+// measures the parts of a call apart, because its sessions here make
+// their next init after each of their runs, tens of milliseconds of CPU
+// on two cores, which slowed the contender after them (with them in this
+// run the ratio read 1.12 to 1.20; without, 0.90).
+func BenchmarkPerCall(b *testing.B) {
+	bwrap := lookBwrap(b)
+	cs := benchServer(b)
+	bare := benchBareServer(b)
+	ctx := context.Background()
+	sideBySide(b, []contender{
+		{"plain", runPlain},
+		{"bwrap", bwrap},
+		{"mcp", func() error { return callPrint(ctx, cs) }},
+		{"ping", func() error { return cs.Ping(ctx, nil) }},
+		{"list", func() error { return callList(ctx, cs) }},
+		{"bare-ping", func() error { return bare.Ping(ctx, nil) }},
+	}, "mcp")
+}
+
+// BenchmarkPerCallParts measures a call's parts in this process, side by
+// side with plain python and bubblewrap as BenchmarkPerCall does:
+//
 //   - in-process: run_python over the SDK's in-memory transports to a
 //     server in this process: MCP without the second process and the pipes;
 //   - library: the same run by Session.Run in this process, without MCP,
 //     each run started cold;
 //   - warm: the same with sandbox.Options.Prestart, as the server runs: the
-//     next run's init is made while the caller thinks (thinkTime);
-//   - ping: an MCP ping over mcp's connection, and
-//   - list: a list_files call over it, which runs no program: the floor
-//     under any tool call over stdio, what the protocol, the SDK and the
-//     pipes cost before the sandbox does anything.
+//     next run's init is made while the caller thinks (thinkTime).
 //
-// mcp and in-process prestart too. A call's overhead is its latency minus
-// plain python's in the same run (ping's and list's are their latency:
-// they run no python).
-// It reports p50 and p90 of each (ms), the ratio of the medians'
-// overheads, mcp over bwrap, and the floor's share of bwrap's overhead:
+// Run it so:
 //
-//	go test -run '^$' -bench PerCall -benchtime 200x ./mcpserver
-func BenchmarkPerCall(b *testing.B) {
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
-		b.Skip("BenchmarkPerCall compares with bubblewrap, which is not installed")
-	}
-	cs := benchServer(b)
+//	go test -run '^$' -bench PerCallParts -benchtime 200x ./mcpserver
+func BenchmarkPerCallParts(b *testing.B) {
+	bwrap := lookBwrap(b)
 	inProcess := benchInMemory(b)
 	session, err := sandbox.NewSession(sandbox.Options{Policy: sandbox.MustPreset(testLevel())})
 	assert.NilError(b, err)
@@ -60,32 +86,51 @@ func BenchmarkPerCall(b *testing.B) {
 	assert.NilError(b, err)
 	defer warm.Close()
 	ctx := context.Background()
-	contenders := []struct {
-		name string
-		call func() error
-	}{
-		{"plain", func() error { return exec.Command(evidence.Python, "-c", "print(1)").Run() }},
-		{"bwrap", func() error {
-			return exec.Command(bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
-				"--dev", "/dev", evidence.Python, "-c", "print(1)").Run()
-		}},
-		{"mcp", func() error { return callPrint(ctx, cs) }},
+	sideBySide(b, []contender{
+		{"plain", runPlain},
+		{"bwrap", bwrap},
 		{"in-process", func() error { return callPrint(ctx, inProcess) }},
 		{"library", func() error { return runPrint(ctx, session) }},
 		{"warm", func() error { return runPrint(ctx, warm) }},
-		{"ping", func() error { return cs.Ping(ctx, nil) }},
-		{"list", func() error { return callList(ctx, cs) }},
+	}, "in-process")
+}
+
+// contender is one way of making a call, measured.
+type contender struct {
+	name string
+	call func() error
+}
+
+// runPlain runs print(1) in plain python.
+func runPlain() error { return exec.Command(evidence.Python, "-c", "print(1)").Run() }
+
+// lookBwrap returns the bwrap contender's call, or skips b without it.
+func lookBwrap(b *testing.B) func() error {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Skip("the per-call benchmarks compare with bubblewrap, which is not installed")
 	}
-	times := make([][]time.Duration, len(contenders))
-	for _, c := range contenders { // one untimed round: caches, the server's first run
+	return func() error {
+		return exec.Command(bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+			"--dev", "/dev", evidence.Python, "-c", "print(1)").Run()
+	}
+}
+
+// sideBySide times b.N rounds of the contenders, interleaved, each round
+// in a rotated order with thinkTime after every call, and logs the table;
+// cs[0] must be plain python and cs[1] bubblewrap. ratioOf names the
+// contender whose overhead is set against bubblewrap's.
+func sideBySide(b *testing.B, cs []contender, ratioOf string) {
+	times := make([][]time.Duration, len(cs))
+	for _, c := range cs { // one untimed round: caches, the server's first run
 		assert.NilError(b, c.call(), c.name)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for k := range contenders {
-			j := (i + k) % len(contenders) // each goes first in turn
+		for k := range cs {
+			j := (i + k) % len(cs) // each goes first in turn
 			start := time.Now()
-			assert.NilError(b, contenders[j].call(), contenders[j].name)
+			assert.NilError(b, cs[j].call(), cs[j].name)
 			times[j] = append(times[j], time.Since(start))
 			b.StopTimer()
 			time.Sleep(thinkTime)
@@ -96,27 +141,30 @@ func BenchmarkPerCall(b *testing.B) {
 	if b.N < 5 {
 		return // the testing package's first, single round: too few to rank
 	}
-	p50 := make([]float64, len(contenders))
+	p50 := make([]float64, len(cs))
 	var table strings.Builder
 	fmt.Fprintf(&table, "level %d, %d calls each, load average %s\n", testLevel(), b.N, loadAverage())
-	fmt.Fprintf(&table, "%-8s %9s %9s %14s\n", "", "p50 ms", "p90 ms", "overhead p50")
-	for j, c := range contenders {
+	fmt.Fprintf(&table, "%-10s %9s %9s %14s\n", "", "p50 ms", "p90 ms", "overhead p50")
+	for j, c := range cs {
 		p90 := percentile(times[j], 90)
 		p50[j] = percentile(times[j], 50)
 		overhead := p50[j] - p50[0]
 		if floor(c.name) {
 			overhead = p50[j]
 		}
-		fmt.Fprintf(&table, "%-8s %9.2f %9.2f %11.2f ms\n", c.name, p50[j], p90, overhead)
+		fmt.Fprintf(&table, "%-10s %9.2f %9.2f %11.2f ms\n", c.name, p50[j], p90, overhead)
 		b.ReportMetric(p50[j], c.name+"-p50-ms")
 		b.ReportMetric(p90, c.name+"-p90-ms")
 	}
-	ratio := (p50[2] - p50[0]) / (p50[1] - p50[0])
-	fmt.Fprintf(&table, "overhead ratio mcp/bwrap (p50): %.2f\n", ratio)
-	b.ReportMetric(ratio, "mcp/bwrap-overhead")
-	for j, c := range contenders {
-		if floor(c.name) {
-			share := p50[j] / (p50[1] - p50[0])
+	bwrapOverhead := p50[1] - p50[0]
+	for j, c := range cs {
+		switch {
+		case c.name == ratioOf:
+			ratio := (p50[j] - p50[0]) / bwrapOverhead
+			fmt.Fprintf(&table, "overhead ratio %s/bwrap (p50): %.2f\n", c.name, ratio)
+			b.ReportMetric(ratio, c.name+"/bwrap-overhead")
+		case floor(c.name):
+			share := p50[j] / bwrapOverhead
 			fmt.Fprintf(&table, "floor %s/bwrap overhead (p50): %.2f\n", c.name, share)
 			b.ReportMetric(share, c.name+"/bwrap-overhead")
 		}
@@ -151,7 +199,7 @@ func callPrint(ctx context.Context, cs *mcp.ClientSession) error {
 
 // floor reports whether contender name runs no program: its whole
 // latency is overhead.
-func floor(name string) bool { return name == "ping" || name == "list" }
+func floor(name string) bool { return name == "ping" || name == "list" || name == "bare-ping" }
 
 // callList calls list_files, a tool call that runs no program.
 func callList(ctx context.Context, cs *mcp.ClientSession) error {
@@ -179,6 +227,34 @@ func benchInMemory(b *testing.B) *mcp.ClientSession {
 func benchServer(b *testing.B) *mcp.ClientSession {
 	cmd := exec.Command(binary(b), "mcp", "--level", strconv.Itoa(testLevel()))
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	assert.NilError(b, err)
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// bareServerEnv, set, makes the test binary serve MCP with the SDK alone
+// over stdio (serveBare) instead of running the tests.
+const bareServerEnv = "SANDBOXLAB_BENCH_BARE_SERVER"
+
+// serveBare serves an MCP server of the SDK alone, with no tools, over the
+// SDK's own stdio transport, until its client leaves.
+func serveBare() int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// benchBareServer starts this test binary as serveBare and connects to it.
+func benchBareServer(b *testing.B) *mcp.ClientSession {
+	exe, err := os.Executable()
+	assert.NilError(b, err)
+	cmd := exec.Command(exe)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", bareServerEnv + "=1"}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
 	assert.NilError(b, err)

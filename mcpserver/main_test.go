@@ -20,6 +20,9 @@ import (
 // binary does. The tests over stdio run the real CLI, built once.
 func TestMain(m *testing.M) {
 	reexec.Init()
+	if os.Getenv(bareServerEnv) != "" {
+		os.Exit(serveBare())
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
