@@ -291,13 +291,19 @@ func (s *Session) prepareNext(cmd Command) {
 	s.next = next
 	policy, dir := s.policy, s.dir
 	go func() {
-		defer close(next.ready)
 		select {
 		case <-time.After(prestartDelay):
 		case <-next.off:
+			close(next.ready)
 			return // a run of another program, Prepare or Close came first
 		}
 		next.w, _ = prestart(policy, cmd, dir) // nil: the next run starts cold, and meets the reason itself
+		close(next.ready)
+		if next.w != nil {
+			// The init's fork left this process's pages to fault, one by
+			// one, in the next call; they fault now, while it waits.
+			breakCopyOnWrite()
+		}
 	}()
 }
 
