@@ -33,7 +33,9 @@ import (
 //
 // The reaper's records have no step and no errno, and a fixed payload in
 // place of the message (integers little-endian): programEnded the wait
-// status (4 bytes); deadlineReached when the init found the deadline up
+// status (4 bytes), the CPU time of every process the init reaped, in ns
+// (8), and 1 when the init was then alone in its namespace, else 0 (1);
+// deadlineReached when the init found the deadline up
 // (CLOCK_MONOTONIC, 8 bytes), the program's run-queue wait in ns (8),
 // the threads it was summed over (4) and the CPU time of its processes
 // then alive, in ns (8).
@@ -44,7 +46,7 @@ import (
 // program.
 const (
 	recordMagic   = "sbxi"
-	recordVersion = 2
+	recordVersion = 3
 	recordHeader  = 14
 	recordErrno   = 8 // offset of the errno
 	recordMax     = 4096
@@ -70,7 +72,7 @@ const (
 
 // Payload sizes of the reaper's records.
 const (
-	endedPayload    = 4
+	endedPayload    = 13
 	deadlinePayload = 36
 )
 
@@ -185,13 +187,19 @@ type initEnd struct {
 	Deadline bool
 	// Status is the program's wait status when it ended by itself.
 	Status syscall.WaitStatus
+	// Alone, when the program ended by itself, is true when the init had
+	// then reaped every other process of its namespace too: nothing of the
+	// run is left but the init, which only exits (see runStart.early).
+	Alone bool
 	// At is when the init found the deadline up (CLOCK_MONOTONIC, ns).
 	At int64
 	// RunQueueWait is the program's wait for a CPU at the deadline,
 	// RunQueueTasks the threads it was summed over and RunQueueWaitMax
-	// the longest one thread's (see usage); CPU is the CPU time
-	// of its processes then alive, which their kill leaves out of the
-	// init's rusage (see usage).
+	// the longest one thread's (see usage); CPU is, at the deadline, the
+	// CPU time of its processes then alive, which their kill leaves out
+	// of the init's rusage (see usage), and, when the program ended by
+	// itself, that of every process the init reaped: the program's, with
+	// whatever it waited for, and its orphans'.
 	RunQueueWait    time.Duration
 	RunQueueTasks   int
 	RunQueueWaitMax time.Duration
@@ -216,7 +224,13 @@ func (r initRecord) payload() string {
 		return msg
 	}
 	if !r.End.Deadline {
-		return string(binary.LittleEndian.AppendUint32(nil, uint32(r.End.Status)))
+		b := binary.LittleEndian.AppendUint32(nil, uint32(r.End.Status))
+		b = binary.LittleEndian.AppendUint64(b, uint64(r.End.CPU))
+		alone := byte(0)
+		if r.End.Alone {
+			alone = 1
+		}
+		return string(append(b, alone))
 	}
 	b := binary.LittleEndian.AppendUint64(nil, uint64(r.End.At))
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.End.RunQueueWait))
@@ -288,7 +302,11 @@ func decodeEnd(r initRecord, payload []byte) (initRecord, error) {
 	}
 	le := binary.LittleEndian
 	if r.Kind == programEnded {
-		return endRecord(initEnd{Status: syscall.WaitStatus(le.Uint32(payload))}), nil
+		if payload[12] > 1 {
+			return initRecord{}, fmt.Errorf("%w: a %s record whose last byte is %d, not 0 or 1", errInitReport, r.Kind, payload[12])
+		}
+		return endRecord(initEnd{Status: syscall.WaitStatus(le.Uint32(payload)), CPU: time.Duration(le.Uint64(payload[4:])),
+			Alone: payload[12] == 1}), nil
 	}
 	return endRecord(initEnd{Deadline: true, At: int64(le.Uint64(payload)),
 		RunQueueWait: time.Duration(le.Uint64(payload[8:])), RunQueueTasks: int(le.Uint32(payload[16:])),
@@ -303,6 +321,28 @@ func readInitReport(r io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", errInitReport, err)
 	}
 	return b, nil
+}
+
+// readInitRecord reads one record's header and the length of message it
+// declares, and no more; eof is true when r ended first.
+func readInitRecord(r io.Reader) (b []byte, eof bool, err error) {
+	b = make([]byte, recordHeader)
+	n, err := io.ReadFull(r, b)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return b[:n], true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %w", errInitReport, err)
+	}
+	b = append(b, make([]byte, binary.LittleEndian.Uint16(b[12:]))...)
+	n, err = io.ReadFull(r, b[recordHeader:])
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return b[:recordHeader+n], true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %w", errInitReport, err)
+	}
+	return b, false, nil
 }
 
 // initOutcome is what the init's report says about the program at path:

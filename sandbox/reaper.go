@@ -212,9 +212,10 @@ func waitProgram(r *reaperInit, pid, pidfd, wakeR int, catch func()) initEnd {
 	}
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(wakeR), Events: unix.POLLIN}}
 	var drain [64]byte
+	var reaped time.Duration // the CPU time of every process reaped
 	for {
-		if ws, ok := reapChildren(pid); ok {
-			return initEnd{Status: ws}
+		if ws, ok, alone := reapChildren(pid, &reaped); ok {
+			return initEnd{Status: ws, CPU: reaped, Alone: alone}
 		}
 		now := monotonicNow()
 		if deadline > 0 && now >= deadline {
@@ -258,22 +259,24 @@ func timeLeft(now int64, times ...int64) *unix.Timespec {
 	return &ts
 }
 
-// reapChildren reaps every child that has ended, and returns the
-// program's wait status if it was among them.
-func reapChildren(program int) (syscall.WaitStatus, bool) {
-	var found syscall.WaitStatus
-	ok := false
+// reapChildren reaps every child that has ended, adding their CPU time
+// to cpu, and returns the program's wait status if it was among them,
+// and whether the init then has no child left: an orphan is the init's
+// child, so none left means the namespace holds the init alone.
+func reapChildren(program int, cpu *time.Duration) (ws syscall.WaitStatus, found, alone bool) {
 	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
+		var status unix.WaitStatus
+		var ru unix.Rusage
+		pid, err := unix.Wait4(-1, &status, unix.WNOHANG|unix.WALL, &ru)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil || pid <= 0 {
-			return found, ok
+			return ws, found, err == unix.ECHILD
 		}
+		*cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		if pid == program {
-			found, ok = syscall.WaitStatus(ws), true
+			ws, found = syscall.WaitStatus(status), true
 		}
 	}
 }

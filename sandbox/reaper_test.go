@@ -412,7 +412,8 @@ const cpuMargin = 300 * time.Millisecond
 func TestReaperRecords(t *testing.T) {
 	for _, e := range []initEnd{
 		{Status: syscall.WaitStatus(7 << 8)},
-		{Status: syscall.WaitStatus(syscall.SIGXCPU)},
+		{Status: syscall.WaitStatus(syscall.SIGXCPU), CPU: 2*time.Second + 3*time.Millisecond},
+		{Status: 0, CPU: 21 * time.Millisecond, Alone: true},
 		{Deadline: true, At: 123456789012, RunQueueWait: 1500 * time.Millisecond, RunQueueTasks: 5, RunQueueWaitMax: 700 * time.Millisecond, CPU: 2 * time.Second},
 	} {
 		rec := endRecord(e)
@@ -433,6 +434,11 @@ func TestReaperRecords(t *testing.T) {
 			return b
 		}(),
 		"ended, the deadline's payload": func() []byte { b := slices.Clone(good); b[5] = byte(programEnded); return b }(),
+		"ended, alone neither 0 nor 1": func() []byte {
+			b := endRecord(initEnd{Alone: true}).encode()
+			b[len(b)-1] = 2
+			return b
+		}(),
 	} {
 		_, err := decodeInitRecord(b)
 		assert.Check(t, is.ErrorIs(err, errInitReport), name)
