@@ -87,3 +87,40 @@ func TestDrainGrace(t *testing.T) {
 	assert.Check(t, !rs2.Drain(50*time.Millisecond), "cut short")
 	assert.Check(t, time.Since(start) < 10*time.Second)
 }
+
+// TestCollect: with a writer still holding the pipes but done writing,
+// Collect returns without EOF and has taken every byte written, in
+// order, whether the copy had read it already or it was still in the
+// pipe (a sequence spanning several pipe buffers has both).
+func TestCollect(t *testing.T) {
+	for round := range 20 {
+		var want []byte
+		for i := 0; len(want) < 300<<10; i++ {
+			want = strconv.AppendInt(want, int64(i), 10)
+			want = append(want, '\n')
+		}
+		r, w, err := os.Pipe()
+		assert.NilError(t, err)
+		r2, w2, err := os.Pipe()
+		assert.NilError(t, err)
+		var out, out2 bytes.Buffer
+		var rs Readers
+		rs.Read(r, &out)
+		rs.Read(r2, &out2)
+		_, err = w.Write(want) // the copy takes what the pipe cannot hold
+		assert.NilError(t, err)
+		_, err = w2.Write([]byte("tail"))
+		assert.NilError(t, err)
+		done := make(chan struct{})
+		go func() { rs.Collect(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: Collect waited for an EOF that never comes", round)
+		}
+		assert.Check(t, bytes.Equal(out.Bytes(), want), "round %d: %d bytes of %d", round, out.Len(), len(want))
+		assert.Check(t, is.Equal(out2.String(), "tail"), "round %d", round)
+		w.Close()
+		w2.Close()
+	}
+}
