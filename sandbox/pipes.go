@@ -94,6 +94,17 @@ func (ps *pipes) initReport() ([]byte, error) {
 	return readInitReport(ps.initR)
 }
 
+// initRecord reads the init's first record whole, and no further: a
+// reaper writes its record before it exits, and its exit can take
+// milliseconds. eof says the pipe has ended (after fewer bytes than a
+// record, or none); otherwise initReport reads the rest.
+func (ps *pipes) initRecord() (b []byte, eof bool, err error) {
+	if ps.initR == nil {
+		return nil, true, nil
+	}
+	return readInitRecord(ps.initR)
+}
+
 // closeFiles closes each open file and forgets it.
 func closeFiles(files ...**os.File) {
 	for _, f := range files {

@@ -62,38 +62,42 @@ const streamGrace = 250 * time.Millisecond
 // run runs cmd under p with the session directory dir: on w, a
 // pre-started init made for it, when there is one (see warm.go), or else
 // from a cold start.
-func run(ctx context.Context, p Policy, c Command, dir string, w *warmInit) (*Result, error) {
+//
+// settle is nil unless the Result was made before the run's init had
+// exited (runStart.early): it waits for that, and must be called before
+// the session's next run and before it closes.
+func run(ctx context.Context, p Policy, c Command, dir string, w *warmInit) (res *Result, settle func() error, err error) {
 	cwd, err := checkCommand(p, c, dir)
 	if err != nil {
 		w.discard()
-		return nil, err
+		return nil, nil, err
 	}
 	release, queued, err := takeSlot(ctx, queueWait(p))
 	if errors.Is(err, errBusy) {
 		w.discard()
 		return &Result{Level: p.Level, Reason: ReasonBusy, ExitCode: -1, Queued: queued,
-			Message: "the machine is busy: " + err.Error() + "; nothing ran, try again"}, nil
+			Message: "the machine is busy: " + err.Error() + "; nothing ran, try again"}, nil, nil
 	}
 	if err != nil {
 		w.discard()
-		return nil, fmt.Errorf("waiting to run %s: %w", c.Path, err)
+		return nil, nil, fmt.Errorf("waiting to run %s: %w", c.Path, err)
 	}
 	defer release()
 	o, warm := w.run(ctx, p, c, dir)
 	if !warm {
 		if o, err = runCold(ctx, p, c, cwd, dir); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	res, err := newResult(p, c, o)
+	res, err = newResult(p, c, o)
 	if res != nil {
 		res.Queued, res.Prestarted = queued, warm
 	}
 	markDisk(p, dir, res)
 	if err == nil && o.stoppedBy == ReasonSignal {
-		return res, ctx.Err() // the caller cancelled the run
+		return res, o.settle, ctx.Err() // the caller cancelled the run
 	}
-	return res, err
+	return res, o.settle, err
 }
 
 // runCold makes everything c's run under p needs, starts it and
@@ -162,6 +166,11 @@ type runStart struct {
 	// mono is the start on CLOCK_MONOTONIC (ns), from which the reaper's
 	// deadline counts.
 	mono int64
+	// early lets the Result be made at the reaper's report that the
+	// program ended and the namespace holds nothing else, before the init
+	// has exited (outcome.settle), where a session will settle the run
+	// before its next one and before it closes (see settleEarly).
+	early bool
 }
 
 // start builds the command and starts it (in rg, when the policy asks
@@ -232,6 +241,10 @@ type outcome struct {
 	// networkDropped the requests past its limit.
 	network        []egress.Request
 	networkDropped int
+	// settle, when the Result was made early (runStart.early), waits
+	// until the init has exited and been reaped and the group is removed,
+	// and says why the group could not be; nil otherwise.
+	settle func() error
 }
 
 // supervise reads the program's output, enforces the limits the
@@ -250,10 +263,31 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 	readers.Read(ps.errR, o.stderr)
 	proc := child.Hold(cmd.Process.Pid)
 	sup := startSupervisor(ctx, p, proc, rs.reaper)
-	o.initReport, o.initReadErr = ps.initReport() // to EOF before the wait
+	stopped := false
+	if rs.early {
+		var eof bool
+		o.initReport, eof, o.initReadErr = ps.initRecord()
+		if o.initReadErr == nil && endedAlone(o.initReport) {
+			o.wall = time.Since(rs.at)
+			sup.stop()
+			if sup.reason == "" {
+				return settleEarly(o, cmd, ps, rg, proc, &readers)
+			}
+			stopped = true // the supervisor stopped the init meanwhile: as below
+		}
+		if !eof && o.initReadErr == nil {
+			var rest []byte
+			rest, o.initReadErr = ps.initReport()
+			o.initReport = append(o.initReport, rest...)
+		}
+	} else {
+		o.initReport, o.initReadErr = ps.initReport() // to EOF before the wait
+	}
 	proc.WaitExit()
-	o.wall = time.Since(rs.at)
-	sup.stop()
+	if !stopped {
+		o.wall = time.Since(rs.at)
+		sup.stop()
+	}
 	o.stoppedBy, o.stopper = sup.reason, sup.stopper
 	o.used = sup.used
 	if p.Limits.Sweep && sup.reason == "" && !ownPIDNamespace(cmd) {
@@ -271,6 +305,53 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 		o.group, o.groupErr = &st, err
 	}
 	return o
+}
+
+// settleEarly makes the outcome of a run whose reaper reported that the
+// program ended and that it was alone in its namespace: nothing of the
+// run is left but the init, which exits on its own, and its exit (a Go
+// process's, with its namespaces: 2 to 3 ms here) need not be waited
+// for. The pipes hold all the program wrote, since the init, their last
+// writer, writes nothing; the run's control group holds nothing, since
+// the init never joined it, and what the kernel counted there is final.
+// The rest is left to o.settle: reaping the init, which a backstop
+// bounds (an init that has not exited settleGrace after its report is
+// killed), and removing the group.
+func settleEarly(o outcome, cmd *exec.Cmd, ps *pipes, rg *runGroup, proc *child.Process, readers *child.Readers) outcome {
+	readers.Collect()
+	if rg != nil {
+		st, err := rg.g.Stats()
+		o.group, o.groupErr = &st, err
+	}
+	done := make(chan error, 1)
+	go func() {
+		backstop := time.AfterFunc(settleGrace, func() { proc.Signal(unix.SIGKILL) })
+		proc.WaitExit()
+		backstop.Stop()
+		proc.Reap(cmd.Wait)
+		if reapedHook != nil {
+			reapedHook(cmd.Process.Pid)
+		}
+		ps.closeParentEnds()
+		var err error
+		if rg != nil {
+			err = rg.g.Close()
+		}
+		done <- err
+	}()
+	o.settle = func() error { return <-done }
+	return o
+}
+
+// settleGrace is how long an init has to exit after reporting that its
+// program ended alone, before the settling kills it.
+const settleGrace = 2 * time.Second
+
+// endedAlone reports whether report is the reaper's record of a program
+// that ended by itself with nothing else left in its namespace.
+func endedAlone(report []byte) bool {
+	r, err := decodeInitRecord(report)
+	return err == nil && r.Kind == programEnded && r.End.Alone
 }
 
 // reapedHook, when set (by a test), is called with the program's pid
@@ -321,14 +402,18 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.state == nil {
+	if o.state == nil && o.settle == nil {
 		return nil, fmt.Errorf("waiting for %s: %w", c.Path, o.waitErr)
 	}
-	res := &Result{Level: p.Level, Wall: o.wall, CPU: o.state.UserTime() + o.state.SystemTime()}
+	res := &Result{Level: p.Level, Wall: o.wall}
 	res.Stdout, res.StdoutTruncated = o.stdout.result()
 	res.Stderr, res.StderrTruncated = o.stderr.result()
 	res.StdoutBytes, res.StderrBytes = o.stdout.total, o.stderr.total
-	ws := o.state.Sys().(syscall.WaitStatus)
+	var ws syscall.WaitStatus
+	if o.state != nil { // the init's, or the program's own without one
+		res.CPU = o.state.UserTime() + o.state.SystemTime()
+		ws = o.state.Sys().(syscall.WaitStatus)
+	}
 	if o.reaper {
 		ws = reapedStatus(res, &o, end, ws)
 	}
@@ -367,6 +452,9 @@ const killedByNamespace = syscall.WaitStatus(syscall.SIGKILL)
 func reapedStatus(res *Result, o *outcome, end *initEnd, ws syscall.WaitStatus) syscall.WaitStatus {
 	switch {
 	case end != nil && !end.Deadline:
+		// The program's CPU time, as its reaper counted what it reaped:
+		// not the init's own, which it spent before the run began too.
+		res.CPU = end.CPU
 		return end.Status
 	case end != nil:
 		if o.stoppedBy == "" {

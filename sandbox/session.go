@@ -69,6 +69,11 @@ type Session struct {
 	// waiting for the next run (nil: none).
 	prestart bool
 	next     *warming
+	// settling waits for the init of the last run, when its Result came
+	// before the init had exited (see settleEarly); nil otherwise.
+	// unsettled is the first error of a settling, which Close returns.
+	settling  func() error
+	unsettled error
 }
 
 // warming is a pre-started init on its way: w is set (nil if it could
@@ -210,6 +215,7 @@ func (s *Session) Run(ctx context.Context, cmd Command) (*Result, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
+	s.settle()
 	s.runs++
 	if err := repairDir(s.dir, s.id.UID); err != nil {
 		return nil, fmt.Errorf("session directory %s: %w", s.dir, err)
@@ -226,7 +232,8 @@ func (s *Session) Run(ctx context.Context, cmd Command) (*Result, error) {
 		res.Files, res.FilesTruncated = s.listed()
 		return res, nil
 	}
-	res, err := run(ctx, s.policy, cmd, s.dir, s.takeNext(cmd))
+	res, settling, err := run(ctx, s.policy, cmd, s.dir, s.takeNext(cmd))
+	s.settling = settling
 	if res != nil {
 		res.Files, res.FilesTruncated = s.listed()
 	}
@@ -234,6 +241,18 @@ func (s *Session) Run(ctx context.Context, cmd Command) (*Result, error) {
 		s.prepareNext(cmd)
 	}
 	return res, err
+}
+
+// settle waits until the last run's init has exited and been reaped,
+// if its Result came before (see settleEarly): a run is not over for
+// the session until then, nor is the session closed.
+func (s *Session) settle() {
+	if s.settling != nil {
+		if err := s.settling(); err != nil && s.unsettled == nil {
+			s.unsettled = err
+		}
+		s.settling = nil
+	}
 }
 
 // takeNext returns the pre-started init for cmd, once it is ready, or
@@ -461,6 +480,7 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.settle()
 	s.discardNext()
 	if mutants.On(mutants.WorkdirKept) {
 		return nil
@@ -471,5 +491,5 @@ func (s *Session) Close() error {
 	if err := os.Remove(s.dir + ownerSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing the session's owner record: %w", err)
 	}
-	return nil
+	return s.unsettled
 }

@@ -186,7 +186,9 @@ func (w *warmInit) run(ctx context.Context, p Policy, c Command, dir string) (o 
 // and returns when the run started. On error w is discarded, and nothing
 // of c ran.
 func (w *warmInit) begin(p Policy, c Command, dir string) (runStart, error) {
-	rs := runStart{at: time.Now(), reaper: w.reaper, mono: monotonicNow()}
+	// A session's warm run is settled by the session (Session.settle):
+	// its Result can come at the reaper's report (see settleEarly).
+	rs := runStart{at: time.Now(), reaper: w.reaper, mono: monotonicNow(), early: w.reaper}
 	rec := goRecord{Args: append([]string{c.Path}, c.Args...), Env: environment(p, c, dir)}
 	if w.eg != nil && w.cmd.SysProcAttr.Cloneflags&unix.CLONE_NEWNET != 0 {
 		rec.Env = append(rec.Env, proxyEnv(EgressProxy)...)

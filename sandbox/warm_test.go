@@ -148,3 +148,45 @@ func openFDs(t *testing.T) int {
 	assert.NilError(t, err)
 	return len(entries)
 }
+
+// TestEarlyResult: at L6 a warm run's Result is made at the reaper's
+// report that the program ended with nothing else left in its namespace,
+// before the init has exited (the session settles that before its next
+// run and at Close), and it is the Result a wait for the init gives:
+// every byte of output however much there was, the exit code, the
+// program's own CPU time. A run that leaves a process behind is not
+// settled early: the end of its namespace kills the process before Run
+// returns, as before. Close leaves nothing.
+func TestEarlyResult(t *testing.T) {
+	hardenedHere(t)
+	root := testRoot(t)
+	before := leftovers(t, root)
+	s, err := NewSession(Options{Policy: MustPreset(6), Root: root, Prestart: true})
+	assert.NilError(t, err)
+	run := func(src string) *Result {
+		t.Helper()
+		res, err := s.Run(context.Background(), Command{Path: python, Args: []string{"-c", src}, Dir: s.Dir()})
+		assert.NilError(t, err)
+		return res
+	}
+	run("pass") // cold: the runs below go on inits made for them
+	for _, n := range []int{0, 10, 200 << 10, 3 << 20} {
+		res := run(fmt.Sprintf("import sys; sys.stdout.write('x' * %d); sys.stderr.write('e' * 5000); sys.exit(3)", n))
+		assert.Check(t, res.Prestarted)
+		assert.Check(t, s.settling != nil, "%d bytes: the Result was not made at the report", n)
+		assert.Check(t, is.Equal(res.Reason, ReasonExited), "%s", res.Message)
+		assert.Check(t, is.Equal(res.ExitCode, 3))
+		assert.Check(t, is.Equal(res.StdoutBytes, int64(n)), "stdout")
+		assert.Check(t, is.Equal(res.StderrBytes, int64(5000)), "stderr")
+		assert.Check(t, res.CPU > 0 && res.CPU <= res.Wall+time.Second, "CPU %v in %v", res.CPU, res.Wall)
+	}
+
+	tok := token(t)
+	res := run(fmt.Sprintf("import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)', %q], start_new_session=True)", tok))
+	assert.Check(t, is.Equal(res.Reason, ReasonExited), "%s", res.Message)
+	assert.Check(t, s.settling == nil, "settled early, with a process left in the namespace")
+	assert.Check(t, is.Len(alive(tok), 0), "the process left behind outlived Run")
+
+	assert.NilError(t, s.Close())
+	assert.Check(t, is.DeepEqual(leftovers(t, root), before), "left behind")
+}
