@@ -46,8 +46,8 @@ import (
 // Nothing else runs in this process meanwhile: BenchmarkPerCallParts
 // measures the parts of a call apart, because its sessions here make
 // their next init after each of their runs, tens of milliseconds of CPU
-// on two cores, which slowed the contender after them (with them in this
-// run the ratio read 1.12 to 1.20; without, 0.90).
+// on two cores, which slowed the contender after them (once the ratio
+// read 1.12 to 1.20 with them where it read 0.90 without).
 func BenchmarkPerCall(b *testing.B) {
 	bwrap := lookBwrap(b)
 	cs := benchServer(b)

@@ -118,7 +118,9 @@ type Result struct {
 	// StdoutBytes and StderrBytes count every byte the program wrote.
 	StdoutBytes, StderrBytes int64
 	// Wall is the time from start to end; CPU is the user plus system time
-	// of the program and the children it waited for.
+	// of the program and the children it waited for (under a reaper that
+	// saw the program end, of every process the reaper reaped; its own
+	// is not counted).
 	Wall, CPU time.Duration
 	// Queued is how long the run waited for a slot of the host's before
 	// anything was set up and its clock started (see DefaultMaxRunning).
