@@ -52,6 +52,7 @@ const cgroupTasksFD = 4
 type runGroup struct {
 	g     *cgroup.Group
 	tasks []*os.File // v1: the group's tasks files, for the init
+	pids  int64      // the group's pids.max (0: none)
 }
 
 // newRunGroup makes the group p asks for, or nil when it asks for none.
@@ -69,7 +70,15 @@ func newRunGroup(p Policy) (*runGroup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w (the levels up to L5 need no control group)", ErrUnavailable, err)
 	}
-	return &runGroup{g: g}, nil
+	return &runGroup{g: g, pids: cfg.Pids}, nil
+}
+
+// capsProcesses reports whether the kernel holds the run to at most max
+// processes: the group's pids.max counts every process and thread of
+// the run (the init is not in the group), so with it at or under max, a
+// monitor counting processes could never find more. Nil-safe.
+func (rg *runGroup) capsProcesses(max int) bool {
+	return rg != nil && rg.pids > 0 && rg.pids <= int64(max)
 }
 
 // attach arranges for cmd (the init, whose config is cfg) to start in the

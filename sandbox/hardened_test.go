@@ -208,3 +208,17 @@ func leftovers(t *testing.T, root string) map[string]int {
 	}
 	return n
 }
+
+// TestCapsProcesses: the monitor is left out only where the group's
+// pids.max already holds the run at or under the cap (L6's 16 and 16);
+// without the group's limit (the pids_monitor_only defect) it stays.
+func TestCapsProcesses(t *testing.T) {
+	var none *runGroup
+	assert.Check(t, !none.capsProcesses(16), "no group")
+	assert.Check(t, !(&runGroup{}).capsProcesses(16), "a group without pids.max")
+	assert.Check(t, (&runGroup{pids: 16}).capsProcesses(16))
+	assert.Check(t, (&runGroup{pids: 8}).capsProcesses(16))
+	assert.Check(t, !(&runGroup{pids: 17}).capsProcesses(16), "the kernel lets more through than the cap")
+	p := MustPreset(6)
+	assert.Check(t, p.Hardened.Cgroup.Pids > 0 && p.Hardened.Cgroup.Pids <= p.Processes.Max, "L6 caps in the kernel")
+}
