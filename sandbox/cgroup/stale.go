@@ -25,9 +25,13 @@ func SweepStale(parent, prefix string) {
 	}
 }
 
-// sweep is SweepStale's work, done every time it is called.
+// sweep is SweepStale's work, done every time it is called. A group may
+// hold the groups of runs made below it (a harness's jail holds its
+// probes' run groups), which would keep it from being removed: those of
+// ended owners are swept first, by the same rule.
 func sweep(parent, prefix string) {
 	for _, dir := range procfs.Orphaned(parent, prefix) {
+		sweep(dir, runPrefix)
 		if pids, err := readPIDs(dir); err != nil || len(pids) > 0 {
 			continue
 		}

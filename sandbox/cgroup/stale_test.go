@@ -72,3 +72,36 @@ func TestSweepStaleKernel(t *testing.T) {
 	_, err = os.Stat(dir)
 	assert.Check(t, errors.Is(err, os.ErrNotExist), "the stale group is still there: %v", err)
 }
+
+// TestSweepStaleNested: a jail of an ended owner that holds the run group
+// of an ended owner (what a harness killed mid-probe leaves) is removed
+// with it; one that holds the group of a live owner is kept, and so is
+// that group.
+func TestSweepStaleNested(t *testing.T) {
+	skip.If(t, os.Geteuid() != 0, "needs root for the cgroup v1 pids hierarchy")
+	m, err := Detect()
+	assert.NilError(t, err)
+	parent, ok := m.V1["pids"]
+	skip.If(t, !ok || v1Unusable(m.V1) != "", "no usable cgroup v1 hierarchies")
+	const jail = "sandboxlab-test-jail-"
+	gone := goneOwner(t)
+	mkdir := func(dir string) string {
+		assert.NilError(t, os.Mkdir(dir, 0o755))
+		t.Cleanup(func() { removeDir(dir) })
+		return dir
+	}
+	stale := mkdir(filepath.Join(parent, jail+gone+"-1"))
+	staleRun := filepath.Join(stale, runPrefix+gone+"-hh")
+	assert.NilError(t, os.Mkdir(staleRun, 0o755))
+	t.Cleanup(func() { removeDir(staleRun) })
+	kept := filepath.Join(parent, jail+gone+"-2")
+	keptRun := filepath.Join(kept, runPrefix+procfs.Owner()+"-ii")
+	assert.NilError(t, os.Mkdir(kept, 0o755))
+	assert.NilError(t, os.Mkdir(keptRun, 0o755))
+	t.Cleanup(func() { removeDir(keptRun); removeDir(kept) })
+	sweep(parent, jail)
+	_, err = os.Stat(stale)
+	assert.Check(t, errors.Is(err, os.ErrNotExist), "the stale jail is still there: %v", err)
+	_, err = os.Stat(keptRun)
+	assert.Check(t, err, "a live owner's run group was removed")
+}
