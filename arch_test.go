@@ -357,8 +357,14 @@ func isTestHelper(path string) bool {
 	return n >= 2 && elems[n-1] == elems[n-2]+"test"
 }
 
-// TestTestHelpersOnlyInTests: a test helper (report/reporttest) is for
-// tests: no program or library of the module links it.
+// testModules are the modules made for tests. The product links none of
+// them: their initialisers would run in every process of sandboxlab, the
+// sandbox's init included (go-cmp's alone took about 1 ms a start).
+var testModules = []string{"gotest.tools/v3", "github.com/google/go-cmp", "github.com/santhosh-tekuri/jsonschema/v6"}
+
+// TestTestHelpersOnlyInTests: a test helper (report/reporttest) and a
+// test library (gotest.tools, go-cmp, the JSON Schema validator) are for
+// tests: no program or library of the module links one.
 func TestTestHelpersOnlyInTests(t *testing.T) {
 	g := goList(t, "")
 	var helpers []string
@@ -372,6 +378,15 @@ func TestTestHelpersOnlyInTests(t *testing.T) {
 		for _, h := range helpers {
 			if path != h && slices.Contains(p.Deps, h) {
 				t.Errorf("%s links %s, a package for tests only: import it from _test.go files alone", path, h)
+			}
+		}
+		if isTestHelper(path) {
+			continue
+		}
+		for _, d := range p.Deps {
+			if mod := g.moduleOf[d]; slices.Contains(testModules, mod) {
+				t.Errorf("%s links %s, of %s, a library for tests: import it from _test.go files alone", path, d, mod)
+				break
 			}
 		}
 	}

@@ -5,9 +5,9 @@
 //
 // A check is written once and runs two ways: as a subtest under 'go test
 // ./checks', and from the binary ('sandboxlab check', and the mutation
-// runner with a defect switched on). Its body receives a *T, which
-// satisfies gotest.tools' assert.TestingT and poll.TestingT, so bodies use
-// assert and poll directly whichever way they run.
+// runner with a defect switched on). Its body receives a *T, whose
+// assertions (Check, Assert, NilError) work the same whichever way it
+// runs.
 //
 // Every verdict comes from what the host observes — processes in /proc,
 // files on disk, bytes at a loopback listener, the harness's own memory,
@@ -57,7 +57,7 @@ type Check struct {
 	// and a failure with one is no verdict on the sandbox. The mutation
 	// harness runs such a failure once more, alone (see harness.runTask).
 	Untimed bool
-	// Body runs the check. It fails through t (assert, poll) and says what
+	// Body runs the check. It fails through t (Check, Assert) and says what
 	// it saw with t.Evidence.
 	Body func(t *T)
 }
@@ -83,7 +83,7 @@ type T struct {
 	root     string
 }
 
-// Log records a message (assert logs its failure message here).
+// Log records a message (an assertion logs its failure here).
 func (t *T) Log(args ...any) {
 	t.tb.Helper()
 	t.mu.Lock()
@@ -109,12 +109,6 @@ func (t *T) FailNow() {
 	t.failed = true
 	t.mu.Unlock()
 	t.tb.FailNow()
-}
-
-// Fatalf logs and stops the body (poll.WaitOn needs it).
-func (t *T) Fatalf(format string, args ...any) {
-	t.Logf(format, args...)
-	t.FailNow()
 }
 
 // Helper marks the caller as a helper.
@@ -180,7 +174,6 @@ func (t *T) verdictText() string {
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	s = strings.TrimPrefix(s, "assertion failed: ")
 	if len(s) > 240 {
 		s = s[:237] + "..."
 	}

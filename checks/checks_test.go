@@ -136,15 +136,9 @@ func TestFixtureRootGoesWithMountsBelow(t *testing.T) {
 	c := &Check{ID: "kept_mount", Body: func(t *T) {
 		root = t.Root()
 		mnt = filepath.Join(root, "sessions", "a session\twith odd name")
-		if err := os.MkdirAll(mnt, 0o700); err != nil {
-			t.Fatalf("%v", err)
-		}
-		if err := unix.Mount("sandboxlab-test", mnt, "tmpfs", 0, "size=1m"); err != nil {
-			t.Fatalf("%v", err)
-		}
-		if err := os.WriteFile(filepath.Join(mnt, "left"), []byte("x"), 0o600); err != nil {
-			t.Fatalf("%v", err)
-		}
+		t.NilError(os.MkdirAll(mnt, 0o700))
+		t.NilError(unix.Mount("sandboxlab-test", mnt, "tmpfs", 0, "size=1m"))
+		t.NilError(os.WriteFile(filepath.Join(mnt, "left"), []byte("x"), 0o600))
 	}}
 	var out report.Check
 	c.Run(context.Background(), recorder{}, &out)

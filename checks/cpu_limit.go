@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/cgroup"
 	"sandboxlab/sandbox/evidence"
@@ -72,10 +70,10 @@ var cpuLimit = &Check{
 				t.Fail()
 				return
 			}
-			if !assert.Check(t, r.err == nil && r.res != nil, "%s: the run failed: %v", r.name, r.err) {
+			if !t.Check(r.err == nil && r.res != nil, "%s: the run failed: %v", r.name, r.err) {
 				return
 			}
-			assert.Check(t, r.res.Reason == sandbox.ReasonCPU, "%s: the loop ended with %s after %v of CPU, not by the CPU limit",
+			t.Check(r.res.Reason == sandbox.ReasonCPU, "%s: the loop ended with %s after %v of CPU, not by the CPU limit",
 				r.name, r.res.Reason, r.res.CPU.Round(time.Millisecond))
 		}
 		// rusage reads under the limit on a loaded VM (1.8 s for 2 s,
@@ -83,9 +81,9 @@ var cpuLimit = &Check{
 		// the soft limit is checked with a wide margin, and PID 1 by
 		// running on past it towards the hard limit, a second later.
 		soft, pid1 := runs[0].res.CPU, runs[1].res.CPU
-		assert.Check(t, soft > runs[0].want-700*time.Millisecond && soft < runs[0].want+500*time.Millisecond,
+		t.Check(soft > runs[0].want-700*time.Millisecond && soft < runs[0].want+500*time.Millisecond,
 			"without a namespace the loop stopped after %v of CPU; the soft limit is %v", soft.Round(time.Millisecond), runs[0].want)
-		assert.Check(t, pid1-soft > 400*time.Millisecond && pid1 < runs[1].want+500*time.Millisecond,
+		t.Check(pid1-soft > 400*time.Millisecond && pid1 < runs[1].want+500*time.Millisecond,
 			"as PID 1 the loop stopped after %v of CPU, %v without a namespace: it should run on to the hard limit %v",
 			pid1.Round(time.Millisecond), soft.Round(time.Millisecond), runs[1].want)
 		var pid2 *sandbox.Result
@@ -107,7 +105,7 @@ func pid2Case(t *T, res *sandbox.Result, soft, hard, noNS, pid1 time.Duration) {
 		return
 	}
 	pid2 := res.CPU
-	assert.Check(t, res.Signal == "SIGXCPU" && pid2 > soft-700*time.Millisecond && pid2 < soft+500*time.Millisecond,
+	t.Check(res.Signal == "SIGXCPU" && pid2 > soft-700*time.Millisecond && pid2 < soft+500*time.Millisecond,
 		"as PID 2 (L6) the loop stopped by %s after %v of CPU; the soft limit is %v", res.Signal, pid2.Round(time.Millisecond), soft)
 	t.Evidence("stopped after %.2f s of CPU without a namespace, %.2f s as PID 1, %.2f s as PID 2 at L6 (soft %v, hard %v)",
 		noNS.Seconds(), pid1.Seconds(), pid2.Seconds(), soft, hard)

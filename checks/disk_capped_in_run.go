@@ -7,8 +7,6 @@ import (
 	"syscall"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/tool"
 	"sandboxlab/verdict"
@@ -28,16 +26,16 @@ var diskCappedInRun = &Check{
 		// 24 MiB in files of 1 MiB (below the 10 MiB file-size limit), then
 		// 1,500 empty files: three times each cap.
 		bytesReply, err := careful.Call(t.Context(), "for i in range(24):\n    open('big%d' % i, 'wb').write(b'x' * (1 << 20))\nprint('wrote 24 MiB')")
-		assert.NilError(t, err)
+		t.NilError(err)
 		used, _ := treeUsage(t, s.Dir())
-		assert.Check(t, used <= quota, "one run wrote %d bytes into a session whose quota is %d", used, quota)
-		assert.Check(t, bytesReply.Status.Reason == string(sandbox.ReasonDisk), "the run that hit the quota ended %s, not disk", bytesReply.Status.Reason)
-		assert.Check(t, strings.Contains(bytesReply.Text, "disk full"), "the careful tool does not say disk full: %s", lastLine(bytesReply.Text))
+		t.Check(used <= quota, "one run wrote %d bytes into a session whose quota is %d", used, quota)
+		t.Check(bytesReply.Status.Reason == string(sandbox.ReasonDisk), "the run that hit the quota ended %s, not disk", bytesReply.Status.Reason)
+		t.Check(strings.Contains(bytesReply.Text, "disk full"), "the careful tool does not say disk full: %s", lastLine(bytesReply.Text))
 		filesReply, err := careful.Call(t.Context(), "import os\nfor f in os.listdir('.'):\n    os.remove(f)\nfor i in range(1500):\n    open('e%d' % i, 'w').close()\nprint('made 1500 files')")
-		assert.NilError(t, err)
+		t.NilError(err)
 		_, files := treeUsage(t, s.Dir())
-		assert.Check(t, files < inodes, "one run made %d files in a session whose inode cap is %d", files, inodes)
-		assert.Check(t, filesReply.Status.Reason == string(sandbox.ReasonDisk), "the run that hit the inode cap ended %s, not disk", filesReply.Status.Reason)
+		t.Check(files < inodes, "one run made %d files in a session whose inode cap is %d", files, inodes)
+		t.Check(filesReply.Status.Reason == string(sandbox.ReasonDisk), "the run that hit the inode cap ended %s, not disk", filesReply.Status.Reason)
 		t.Evidence("at most %d bytes and %d files of a %d-byte, %d-inode cap; the runs ended %s and %s: %q",
 			used, files, quota, inodes, bytesReply.Status.Reason, filesReply.Status.Reason, bytesReply.Status.Message)
 	},
@@ -63,6 +61,6 @@ func treeUsage(t *T, dir string) (bytes int64, entries int) {
 		}
 		return nil
 	})
-	assert.NilError(t, err)
+	t.NilError(err)
 	return bytes, entries
 }

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -23,7 +21,7 @@ var diskQuota = &Check{
 		// The program fills the session directory by name, whatever its
 		// working directory (that is another layer's promise).
 		fill := t.python(s, sandbox.Command{}, "import os, sys\nopen(os.path.join(sys.argv[1], 'fill.bin'), 'wb').write(b'x' * (2 << 20))", s.Dir())
-		assert.Assert(t, fill.ExitCode == 0, "the program could not fill the quota: %s", fill.Stderr)
+		t.Assert(fill.ExitCode == 0, "the program could not fill the quota: %s", fill.Stderr)
 
 		// Whether a run took place, the host sees by a marker the program
 		// writes outside the session.
@@ -34,14 +32,14 @@ var diskQuota = &Check{
 			marker := filepath.Join(out, fmt.Sprintf("ran-%d", runs))
 			res := t.python(s, sandbox.Command{}, "import sys\nopen(sys.argv[1], 'w').write('ran')", marker)
 			if res.Reason == sandbox.ReasonRefused {
-				assert.Check(t, strings.Contains(res.Message, "quota"), "a refused run does not say why: %q", res.Message)
+				t.Check(strings.Contains(res.Message, "quota"), "a refused run does not say why: %q", res.Message)
 			}
 			_, err := os.Stat(marker)
 			return !errors.Is(err, fs.ErrNotExist)
 		}
-		assert.Check(t, !ran(), "a run went ahead with 2 MiB in a 1 MiB quota")
-		assert.NilError(t, s.Remove("fill.bin"))
-		assert.Check(t, ran(), "after deleting the file the next run was still refused")
+		t.Check(!ran(), "a run went ahead with 2 MiB in a 1 MiB quota")
+		t.NilError(s.Remove("fill.bin"))
+		t.Check(ran(), "after deleting the file the next run was still refused")
 		t.Evidence("over the 1 MiB quota the run was refused; after deleting fill.bin it ran")
 	},
 }

@@ -5,10 +5,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-
-	"gotest.tools/v3/assert"
-	is "gotest.tools/v3/assert/cmp"
 
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
@@ -65,29 +63,29 @@ open("left.txt", "w").write(repr(dict(os.environ)))
 				tunnelled = r.Header.Values("X-Api-Key")
 			}
 		}
-		assert.Check(t, is.DeepEqual(withKey, []string{secret}), "the credential's destination got %q on the forwarded request", withKey)
-		assert.Check(t, is.Len(tunnelled, 0), "a tunnel carried a header the proxy cannot see into")
-		assert.Check(t, !echo.Contains(secret), "the credential went to another destination, %s", echo)
+		t.Check(slices.Equal(withKey, []string{secret}), "the credential's destination got %q on the forwarded request", withKey)
+		t.Check(len(tunnelled) == 0, "a tunnel carried a header the proxy cannot see into")
+		t.Check(!echo.Contains(secret), "the credential went to another destination, %s", echo)
 		inside := []string{"its output"}
-		assert.Check(t, !strings.Contains(res.Stdout+res.Stderr, secret), "the program read the credential: %.200s", res.Stdout)
+		t.Check(!strings.Contains(res.Stdout+res.Stderr, secret), "the program read the credential: %.200s", res.Stdout)
 		filepath.WalkDir(s.Dir(), func(path string, de fs.DirEntry, err error) error {
 			if err == nil && de.Type().IsRegular() {
 				b, _ := os.ReadFile(path)
-				assert.Check(t, !strings.Contains(string(b), secret), "the credential is in the session's file %s", path)
+				t.Check(!strings.Contains(string(b), secret), "the credential is in the session's file %s", path)
 			}
 			return nil
 		})
 		inside = append(inside, "its files")
 		b, err := json.Marshal(res)
-		assert.NilError(t, err)
-		assert.Check(t, !strings.Contains(string(b), secret), "the Result holds the credential")
+		t.NilError(err)
+		t.Check(!strings.Contains(string(b), secret), "the Result holds the credential")
 		var added []string
 		for _, r := range res.Network {
 			if r.Credential != "" {
 				added = append(added, r.Method+" "+r.Destination())
 			}
 		}
-		assert.Check(t, is.DeepEqual(added, []string{"GET " + apiDest}), "logged as carrying the credential: %v", added)
+		t.Check(slices.Equal(added, []string{"GET " + apiDest}), "logged as carrying the credential: %v", added)
 		t.Evidence("%s got X-Api-Key on the forwarded request only; %s (another allowed destination) never got it; not in %s, nor in the Result, whose log names the header and not its value",
 			api, echo, strings.Join(inside, " or "))
 	},

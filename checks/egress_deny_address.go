@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
@@ -30,9 +28,9 @@ print("by another name:", get("http://mirror.corp.test:%s/mirror" % port))
 print("tunnelled:", connect("mirror.corp.test:" + port, "/mirror-tunnel"))
 `, fmt.Sprint(wiki.Port()))
 		out := programLines(res)
-		assert.Check(t, slices.Contains(wiki.Paths(), "/wiki"), "the allowed host was not reached: %s", out)
+		t.Check(slices.Contains(wiki.Paths(), "/wiki"), "the allowed host was not reached: %s", out)
 		conns, bytes, reqs := vault.Received()
-		assert.Check(t, conns == 0, "the denied address %s received %d connections, %d bytes (%v): %s", vault, conns, bytes, seenPaths(reqs), out)
+		t.Check(conns == 0, "the denied address %s received %d connections, %d bytes (%v): %s", vault, conns, bytes, seenPaths(reqs), out)
 		rule := "deny " + deny + " (mirror.corp.test resolves to " + vault.IP() + ")"
 		var byDeny []string
 		for _, r := range res.Network {
@@ -40,7 +38,7 @@ print("tunnelled:", connect("mirror.corp.test:" + port, "/mirror-tunnel"))
 				byDeny = append(byDeny, r.Method+" "+r.Destination())
 			}
 		}
-		assert.Check(t, len(byDeny) == 2, "refused by %q: %v; the log: %v", rule, byDeny, res.Network)
+		t.Check(len(byDeny) == 2, "refused by %q: %v; the log: %v", rule, byDeny, res.Network)
 		t.Evidence("%s refused by %q although *.corp.test is allowed: %s; nothing reached %s",
 			strings.Join(byDeny, ", "), rule, out, vault)
 	},

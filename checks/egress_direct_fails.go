@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/verdict"
@@ -22,7 +20,7 @@ var egressDirectFails = &Check{
 	Body: func(t *T) {
 		d := t.destination(0, false)
 		hp, err := evidence.StartHoneypot()
-		assert.NilError(t, err)
+		t.NilError(err)
 		t.Cleanup(hp.Close)
 		dest := hostPort("allowed.test", d)
 		p := egressPolicy(4, []string{dest}, nil, map[string]string{"allowed.test": d.IP()})
@@ -40,10 +38,10 @@ for name, host, port in (("the allowed host", sys.argv[2], sys.argv[3]), ("a hos
 `, dest, d.IP(), fmt.Sprint(d.Port()), fmt.Sprint(hp.Port()))
 		out := programLines(res)
 		conns, _, reqs := d.Received()
-		assert.Check(t, slices.Equal(seenPaths(reqs), []string{"/proxied"}) && conns == 1,
+		t.Check(slices.Equal(seenPaths(reqs), []string{"/proxied"}) && conns == 1,
 			"the allowed host %s saw %d connections (%v), want the one through the proxy: %s", d, conns, seenPaths(reqs), out)
 		hpConns, hpBytes, _ := hp.Received()
-		assert.Check(t, hpConns == 0 && hpBytes == 0, "the host service on 127.0.0.1:%d received %d connections, %d bytes: %s", hp.Port(), hpConns, hpBytes, out)
+		t.Check(hpConns == 0 && hpBytes == 0, "the host service on 127.0.0.1:%d received %d connections, %d bytes: %s", hp.Port(), hpConns, hpBytes, out)
 		t.Evidence("only the proxied request reached %s; a host service on loopback received nothing: %s", d, out)
 	},
 }

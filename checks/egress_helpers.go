@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/egress"
 	"sandboxlab/sandbox/evidence"
@@ -20,7 +18,7 @@ import (
 func (t *T) destination(port int, echo bool) *evidence.Destination {
 	t.Helper()
 	d, err := evidence.StartDestination(port, echo)
-	assert.NilError(t, err)
+	t.NilError(err)
 	t.Cleanup(d.Close)
 	return d
 }

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -26,7 +24,7 @@ import os
 for k, v in sorted(os.environ.items()):
     print(k + "=" + v)
 `)
-		assert.Check(t, !strings.Contains(res.Stdout+res.Stderr, secret), "the fake API key reached the program")
+		t.Check(!strings.Contains(res.Stdout+res.Stderr, secret), "the fake API key reached the program")
 		var names []string
 		vars := map[string]string{}
 		for _, line := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
@@ -35,10 +33,10 @@ for k, v in sorted(os.environ.items()):
 			vars[k] = v
 		}
 		sort.Strings(names)
-		assert.Check(t, strings.Join(names, " ") == "HOME LANG PATH TMPDIR", "the program's environment holds %s", strings.Join(names, " "))
+		t.Check(strings.Join(names, " ") == "HOME LANG PATH TMPDIR", "the program's environment holds %s", strings.Join(names, " "))
 		for _, k := range []string{"HOME", "TMPDIR"} {
 			rel, err := filepath.Rel(s.Dir(), vars[k])
-			assert.Check(t, err == nil && !strings.HasPrefix(rel, ".."), "%s=%s is outside the session directory", k, vars[k])
+			t.Check(err == nil && !strings.HasPrefix(rel, ".."), "%s=%s is outside the session directory", k, vars[k])
 		}
 		t.Evidence("the program saw only %s; the fake key stayed out", strings.Join(names, ", "))
 	},

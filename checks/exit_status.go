@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -18,11 +16,11 @@ var exitStatus = &Check{
 		var seen []string
 		for _, want := range []int{0, 3, 77} {
 			res := t.python(s, sandbox.Command{Dir: t.ownedDir("app")}, "import sys\nsys.exit(int(sys.argv[1]))", fmt.Sprint(want))
-			assert.Check(t, res.ExitCode == want && res.Signal == "", "exit(%d) is reported as status %d signal %q", want, res.ExitCode, res.Signal)
+			t.Check(res.ExitCode == want && res.Signal == "", "exit(%d) is reported as status %d signal %q", want, res.ExitCode, res.Signal)
 			seen = append(seen, fmt.Sprint(res.ExitCode))
 		}
 		res := t.python(s, sandbox.Command{Dir: t.ownedDir("app")}, "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)")
-		assert.Check(t, res.Signal == "SIGTERM" && res.ExitCode == -1 && res.Reason == sandbox.ReasonSignal,
+		t.Check(res.Signal == "SIGTERM" && res.ExitCode == -1 && res.Reason == sandbox.ReasonSignal,
 			"a SIGTERM death is reported as status %d signal %q reason %s", res.ExitCode, res.Signal, res.Reason)
 		seen = append(seen, res.Signal)
 		t.Evidence("exit(0), exit(3), exit(77) and SIGTERM reported as %s", strings.Join(seen, ", "))

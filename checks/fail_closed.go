@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"syscall"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/mutants"
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
@@ -26,11 +24,11 @@ var failClosed = &Check{
 	Body: func(t *T) {
 		marker := filepath.Join(t.ownedDir("out"), "ran")
 		verdict, err := probeFailClosed(marker)
-		assert.NilError(t, err)
+		t.NilError(err)
 		_, statErr := os.Stat(marker)
 		ran := !errors.Is(statErr, fs.ErrNotExist)
-		assert.Check(t, !ran, "the program ran although no user namespace could be made (%s)", verdict.Error)
-		assert.Check(t, verdict.Unavailable, "the error is not ErrUnavailable: %q", verdict.Error)
+		t.Check(!ran, "the program ran although no user namespace could be made (%s)", verdict.Error)
+		t.Check(verdict.Unavailable, "the error is not ErrUnavailable: %q", verdict.Error)
 		t.Evidence("refused with %q; the program never ran", verdict.Error)
 	},
 }

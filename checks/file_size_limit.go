@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -23,9 +21,9 @@ with open("big.bin", "wb") as f:
         f.write(chunk)
 `)
 		st, err := os.Stat(filepath.Join(app, "big.bin"))
-		assert.NilError(t, err, "the program wrote no file at all")
-		assert.Check(t, st.Size() <= p.Limits.FileSize, "the file on the host is %d bytes; the limit is %d", st.Size(), p.Limits.FileSize)
-		assert.Check(t, st.Size() > 0, "nothing was written")
+		t.NilError(err, "the program wrote no file at all")
+		t.Check(st.Size() <= p.Limits.FileSize, "the file on the host is %d bytes; the limit is %d", st.Size(), p.Limits.FileSize)
+		t.Check(st.Size() > 0, "nothing was written")
 		t.Evidence("an 11 MiB write left a %d-byte file (limit %d)", st.Size(), p.Limits.FileSize)
 	},
 }

@@ -3,8 +3,6 @@ package checks
 import (
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -22,7 +20,7 @@ try:
 except OSError as e:
     print(e)
 `)
-		assert.Check(t, strings.TrimSpace(res.Stdout) == value, "the second run found %q, not the value the first wrote", strings.TrimSpace(res.Stdout))
+		t.Check(strings.TrimSpace(res.Stdout) == value, "the second run found %q, not the value the first wrote", strings.TrimSpace(res.Stdout))
 		t.Evidence("the second of %d runs read back what the first wrote", s.Runs())
 	},
 }

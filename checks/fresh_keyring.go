@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
@@ -24,7 +23,7 @@ var freshKeyring = &Check{
 		// canary key, and let the thread end with the check.
 		runtime.LockOSThread()
 		_, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0)
-		assert.Assert(t, errno == 0, "joining a session keyring: %v", errno)
+		t.Assert(errno == 0, "joining a session keyring: %v", errno)
 		secret := token()
 		typ, _ := unix.BytePtrFromString("user")
 		desc, _ := unix.BytePtrFromString("sandboxlab-canary")
@@ -32,7 +31,7 @@ var freshKeyring = &Check{
 		ring := int32(unix.KEY_SPEC_SESSION_KEYRING)
 		key, _, errno := unix.Syscall6(unix.SYS_ADD_KEY, uintptr(unsafe.Pointer(typ)), uintptr(unsafe.Pointer(desc)),
 			uintptr(unsafe.Pointer(&payload[0])), uintptr(len(payload)), uintptr(ring), 0)
-		assert.Assert(t, errno == 0, "adding the canary key: %v", errno)
+		t.Assert(errno == 0, "adding the canary key: %v", errno)
 		t.Cleanup(func() { unix.KeyctlInt(unix.KEYCTL_REVOKE, int(key), 0, 0, 0) })
 		res := t.runPython(Preset(5, notTimed), sandbox.Command{}, `
 import ctypes
@@ -46,7 +45,7 @@ for k in ids:
     m = libc.syscall(250, 11, k, b, 4096)
     print(k, b.raw[:max(m, 0)].decode(errors="replace"))
 `)
-		assert.Check(t, !strings.Contains(res.Stdout, secret), "the program read the canary key of the harness's session: %s", strings.TrimSpace(res.Stdout))
+		t.Check(!strings.Contains(res.Stdout, secret), "the program read the canary key of the harness's session: %s", strings.TrimSpace(res.Stdout))
 		t.Evidence("the canary key's payload never reached the program; its session keyring: %s", lastLine(res.Stdout))
 	},
 }

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/verdict"
@@ -37,9 +35,9 @@ print("forked", made, "refused with EAGAIN", refused)
 `, tok)
 		seen, _ := peak.Stop()
 		cap := Preset(6).Hardened.Cgroup.Pids
-		assert.Check(t, res.PidsPeak > 0 && res.PidsPeak <= cap, "the kernel counted %d processes and threads at once, over the cap of %d", res.PidsPeak, cap)
-		assert.Check(t, res.ForksRefused > 0, "the kernel refused no fork: %s", strings.TrimSpace(res.Stdout))
-		assert.Check(t, int(seen) <= cap, "the host saw %d of its processes at once", seen)
+		t.Check(res.PidsPeak > 0 && res.PidsPeak <= cap, "the kernel counted %d processes and threads at once, over the cap of %d", res.PidsPeak, cap)
+		t.Check(res.ForksRefused > 0, "the kernel refused no fork: %s", strings.TrimSpace(res.Stdout))
+		t.Check(int(seen) <= cap, "the host saw %d of its processes at once", seen)
 		t.Evidence("the kernel counted at most %d at once and refused %d forks; the host saw at most %d; %s",
 			res.PidsPeak, res.ForksRefused, seen, strings.TrimSpace(res.Stdout))
 	},

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
@@ -154,7 +152,7 @@ func notTimed(p *sandbox.Policy) { TimeLimits(10 * time.Second)(p) }
 func (t *T) session(p sandbox.Policy, quota int64) *sandbox.Session {
 	t.Helper()
 	s, err := sandbox.NewSession(sandbox.Options{Policy: p, Root: t.sessionsDir(), Quota: quota})
-	assert.NilError(t, err)
+	t.NilError(err)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -172,7 +170,7 @@ func (t *T) python(s *sandbox.Session, cmd sandbox.Command, src string, args ...
 	cmd.Path = evidence.Python
 	cmd.Args = append([]string{"-c", src}, args...)
 	res, err := s.Run(t.Context(), cmd)
-	assert.NilError(t, err)
+	t.NilError(err)
 	return res
 }
 
@@ -202,8 +200,8 @@ func alive(tok string) int { return len(procfs.WithArg(tok)) }
 func (t *T) sessionsDir() string {
 	t.Helper()
 	dir := filepath.Join(t.Root(), "sessions")
-	assert.NilError(t, os.MkdirAll(dir, 0o711))
-	assert.NilError(t, os.Chmod(dir, 0o711))
+	t.NilError(os.MkdirAll(dir, 0o711))
+	t.NilError(os.Chmod(dir, 0o711))
 	return dir
 }
 
@@ -213,18 +211,18 @@ func (t *T) sessionsDir() string {
 func (t *T) ownedDir(name string) string {
 	t.Helper()
 	dir := filepath.Join(t.Root(), name)
-	assert.NilError(t, os.MkdirAll(dir, 0o755))
+	t.NilError(os.MkdirAll(dir, 0o755))
 	id := sandbox.HostIdentity()
-	assert.NilError(t, os.Chown(dir, id.UID, id.GID))
+	t.NilError(os.Chown(dir, id.UID, id.GID))
 	return dir
 }
 
 // ownedFile writes a file owned by the program's host identity.
 func (t *T) ownedFile(path, content string) {
 	t.Helper()
-	assert.NilError(t, os.WriteFile(path, []byte(content), 0o600))
+	t.NilError(os.WriteFile(path, []byte(content), 0o600))
 	id := sandbox.HostIdentity()
-	assert.NilError(t, os.Chown(path, id.UID, id.GID))
+	t.NilError(os.Chown(path, id.UID, id.GID))
 }
 
 // hostSecret writes a secret file outside every session that only the
@@ -232,9 +230,9 @@ func (t *T) ownedFile(path, content string) {
 func (t *T) hostSecret() (path, content string) {
 	t.Helper()
 	dir := filepath.Join(t.Root(), "host")
-	assert.NilError(t, os.MkdirAll(dir, 0o755))
+	t.NilError(os.MkdirAll(dir, 0o755))
 	path, content = filepath.Join(dir, "secret.txt"), token()
-	assert.NilError(t, os.WriteFile(path, []byte(content), 0o600))
+	t.NilError(os.WriteFile(path, []byte(content), 0o600))
 	return path, content
 }
 

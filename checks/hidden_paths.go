@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -40,12 +38,12 @@ try:
 except OSError as e:
     print(e)
 `, home, key, conf)
-		assert.Check(t, !strings.Contains(res.Stdout, secret), "the program read a hidden secret")
+		t.Check(!strings.Contains(res.Stdout, secret), "the program read a hidden secret")
 		_, err := os.Stat(filepath.Join(home, "planted"))
-		assert.Check(t, errors.Is(err, fs.ErrNotExist), "a file written into the hidden directory reached the host")
+		t.Check(errors.Is(err, fs.ErrNotExist), "a file written into the hidden directory reached the host")
 		b, err := os.ReadFile(conf)
-		assert.NilError(t, err)
-		assert.Check(t, string(b) == "password="+secret, "the hidden file changed on the host")
+		t.NilError(err)
+		t.Check(string(b) == "password="+secret, "the hidden file changed on the host")
 		t.Evidence("the hidden directory looked empty and the hidden file empty; the host's copies are unchanged")
 	},
 }

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/verdict"
@@ -23,11 +21,11 @@ var hostSocketAbsent = &Check{
 		// tree in sight: neither Landlock nor a read-only mount stops a
 		// connect to a socket there, only its absence does.
 		dir := filepath.Join(t.Root(), "public")
-		assert.NilError(t, os.Mkdir(dir, 0o755))
-		assert.NilError(t, os.Chmod(dir, 0o1777))
+		t.NilError(os.Mkdir(dir, 0o755))
+		t.NilError(os.Chmod(dir, 0o1777))
 		sock := filepath.Join(dir, "service.sock")
 		hp, err := evidence.StartUnixHoneypot(sock)
-		assert.NilError(t, err)
+		t.NilError(err)
 		t.Cleanup(hp.Close)
 		res := t.runPython(Preset(6, notTimed), sandbox.Command{}, `
 import os, socket, sys
@@ -43,8 +41,8 @@ except OSError as e:
 `, sock)
 		out := strings.ReplaceAll(strings.TrimSpace(res.Stdout), "\n", "; ")
 		conns, got, _ := hp.Received()
-		assert.Check(t, conns == 0 && got == 0, "the host service at %s received %d connections and %d bytes: %s", sock, conns, got, out)
-		assert.Check(t, strings.Contains(out, "connect"), "the program did not get to its connect: %s %s", out, lastLine(res.Stderr))
+		t.Check(conns == 0 && got == 0, "the host service at %s received %d connections and %d bytes: %s", sock, conns, got, out)
+		t.Check(strings.Contains(out, "connect"), "the program did not get to its connect: %s %s", out, lastLine(res.Stderr))
 		t.Evidence("the host service at %s received nothing; the program: %s", sock, out)
 	},
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
@@ -33,10 +31,8 @@ var initHoldsDeadline = &Check{
 			tok := t.tagged()
 			res := t.runPython(p, sandbox.Command{}, "import time\nwhile True:\n    time.sleep(0.01)", tok)
 			left := alive(tok)
-			assert.Check(t, left == 0, "the loop is still running after the run returned (%d processes)", left)
-			if res.Reason != sandbox.ReasonTimeout {
-				t.Fatalf("the run ended with reason %s, not at its time limit", res.Reason)
-			}
+			t.Check(left == 0, "the loop is still running after the run returned (%d processes)", left)
+			t.Assert(res.Reason == sandbox.ReasonTimeout, "the run ended with reason %s, not at its time limit", res.Reason)
 			tries = append(tries, fmt.Sprintf("stopped by %s, the program's end seen %v after the %v deadline",
 				res.StoppedBy, res.KillLate.Round(time.Millisecond), p.Limits.Wall))
 			if res.StoppedBy == sandbox.StoppedByInit {

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/verdict"
@@ -32,7 +30,7 @@ var landlockFS = &Check{
 		key := token()
 		t.ownedFile(secret, key)
 		hp, err := evidence.StartHoneypot()
-		assert.NilError(t, err)
+		t.NilError(err)
 		t.Cleanup(hp.Close)
 		p := Preset(6, notTimed, func(p *sandbox.Policy) {
 			p.Filesystem.Expose = nil
@@ -57,13 +55,13 @@ tried("write in the session", lambda: open("mine.txt", "w").write("ok"))
 `, notes, secret, strconv.Itoa(hp.Port()))
 		out := strings.ReplaceAll(strings.TrimSpace(res.Stdout), "\n", "; ")
 		b, err := os.ReadFile(notes)
-		assert.NilError(t, err)
-		assert.Check(t, string(b) == "# notes\n", "the user's file outside the session changed: %s", out)
-		assert.Check(t, !strings.Contains(res.Stdout, key), "the program read a file outside the system's directories: %s", out)
+		t.NilError(err)
+		t.Check(string(b) == "# notes\n", "the user's file outside the session changed: %s", out)
+		t.Check(!strings.Contains(res.Stdout, key), "the program read a file outside the system's directories: %s", out)
 		conns, got, _ := hp.Received()
-		assert.Check(t, conns == 0 && got == 0, "a TCP connection reached the host (%d bytes): %s", got, out)
-		assert.Check(t, strings.Contains(res.Stdout, "write in the session -> 2"), "the program could not write its own session: %s", out)
-		assert.Check(t, res.LandlockABI >= 1, "no Landlock ABI in force in the Result")
+		t.Check(conns == 0 && got == 0, "a TCP connection reached the host (%d bytes): %s", got, out)
+		t.Check(strings.Contains(res.Stdout, "write in the session -> 2"), "the program could not write its own session: %s", out)
+		t.Check(res.LandlockABI >= 1, "no Landlock ABI in force in the Result")
 		t.Evidence("Landlock ABI %d: %s", res.LandlockABI, out)
 	},
 }

@@ -3,8 +3,6 @@ package checks
 import (
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 )
@@ -29,10 +27,10 @@ finally:
 `, tok)
 		peakKB, _ := peak.Stop()
 		peakMiB := peakKB >> 10
-		assert.Check(t, peakMiB > 0, "the host never saw the program running")
-		assert.Check(t, peakMiB<<20 <= p.Limits.AddressSpace, "the program reached %d MiB of address space; the limit is %d MiB", peakMiB, p.Limits.AddressSpace>>20)
-		assert.Check(t, res.OOM, "the result does not flag memory (oom=false; reason %s, exit %d)", res.Reason, res.ExitCode)
-		assert.Check(t, res.Reason == sandbox.ReasonMemory, "the result says %s, not memory", res.Reason)
+		t.Check(peakMiB > 0, "the host never saw the program running")
+		t.Check(peakMiB<<20 <= p.Limits.AddressSpace, "the program reached %d MiB of address space; the limit is %d MiB", peakMiB, p.Limits.AddressSpace>>20)
+		t.Check(res.OOM, "the result does not flag memory (oom=false; reason %s, exit %d)", res.Reason, res.ExitCode)
+		t.Check(res.Reason == sandbox.ReasonMemory, "the result says %s, not memory", res.Reason)
 		t.Evidence("512 MiB refused: peak address space %d MiB, result oom=%v reason=%s", peakMiB, res.OOM, res.Reason)
 	},
 }

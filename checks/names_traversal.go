@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"gotest.tools/v3/assert"
 )
 
 var namesTraversal = &Check{
@@ -18,20 +16,20 @@ var namesTraversal = &Check{
 		secretPath, secret := t.hostSecret()
 		s := t.session(Preset(2), 0)
 		rel, err := filepath.Rel(s.Dir(), secretPath)
-		assert.NilError(t, err)
+		t.NilError(err)
 		for _, name := range []string{rel, "a/../" + rel, "./" + rel} {
 			b, err := s.ReadFile(name)
-			assert.Check(t, err != nil, "ReadFile(%q) succeeded", name)
-			assert.Check(t, !strings.Contains(string(b), secret), "ReadFile(%q) handed back the host secret", name)
+			t.Check(err != nil, "ReadFile(%q) succeeded", name)
+			t.Check(!strings.Contains(string(b), secret), "ReadFile(%q) handed back the host secret", name)
 		}
 		planted := filepath.Join(filepath.Dir(secretPath), "planted")
 		relPlanted, _ := filepath.Rel(s.Dir(), planted)
 		err = s.WriteFile(relPlanted, []byte("planted"))
-		assert.Check(t, err != nil, "WriteFile(%q) succeeded", relPlanted)
+		t.Check(err != nil, "WriteFile(%q) succeeded", relPlanted)
 		_, statErr := os.Stat(planted)
-		assert.Check(t, errors.Is(statErr, fs.ErrNotExist), "WriteFile(%q) created a file outside the session", relPlanted)
+		t.Check(errors.Is(statErr, fs.ErrNotExist), "WriteFile(%q) created a file outside the session", relPlanted)
 		b, _ := os.ReadFile(secretPath)
-		assert.Check(t, string(b) == secret, "the host secret changed")
+		t.Check(string(b) == secret, "the host secret changed")
 		t.Evidence("ReadFile(%q) and WriteFile outside refused: %v", rel, err)
 	},
 }

@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
@@ -46,12 +44,12 @@ var noCapabilities = &Check{
 		})
 		res := t.runPython(Preset(5), sandbox.Command{}, mountProgram, tok)
 		w.Stop()
-		assert.Check(t, seen, "the host never saw the program running")
+		t.Check(seen, "the host never saw the program running")
 		for _, f := range []string{"CapEff", "CapPrm", "CapBnd", "CapAmb"} {
-			assert.Check(t, strings.Trim(caps[f], "0") == "", "%s is %s", f, caps[f])
+			t.Check(strings.Trim(caps[f], "0") == "", "%s is %s", f, caps[f])
 		}
-		assert.Check(t, caps["NoNewPrivs"] == "1", "no_new_privs is %q", caps["NoNewPrivs"])
-		assert.Check(t, !mounted, "the program mounted a tmpfs (%s)", strings.TrimSpace(res.Stdout))
+		t.Check(caps["NoNewPrivs"] == "1", "no_new_privs is %q", caps["NoNewPrivs"])
+		t.Check(!mounted, "the program mounted a tmpfs (%s)", strings.TrimSpace(res.Stdout))
 		t.Evidence("CapEff=CapPrm=CapBnd=0, no_new_privs=1; mounting failed, also through a new user namespace")
 	},
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	"gotest.tools/v3/assert"
 
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
@@ -27,7 +26,7 @@ var noHostMetadata = &Check{
 		file := filepath.Join(dir, "notes.txt")
 		t.ownedFile(file, "# notes\n")
 		then := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
-		assert.NilError(t, os.Chtimes(file, then, then))
+		t.NilError(os.Chtimes(file, then, then))
 		before := metadataOf(t, file) + " | " + metadataOf(t, dir)
 		res := t.runPython(Preset(6, notTimed), sandbox.Command{}, `
 import os, sys
@@ -43,8 +42,8 @@ for what, f in (("chmod", lambda: os.chmod(path, 0o777)), ("utime", lambda: os.u
 `, file)
 		out := strings.ReplaceAll(strings.TrimSpace(res.Stdout), "\n", "; ")
 		after := metadataOf(t, file) + " | " + metadataOf(t, dir)
-		assert.Check(t, after == before, "the host file's metadata changed: %s, now %s: %s", before, after, out)
-		assert.Check(t, strings.Count(res.Stdout, "\n") == 4, "the program did not get through its attempts: %s %s", out, lastLine(res.Stderr))
+		t.Check(after == before, "the host file's metadata changed: %s, now %s: %s", before, after, out)
+		t.Check(strings.Count(res.Stdout, "\n") == 4, "the program did not get through its attempts: %s %s", out, lastLine(res.Stderr))
 		t.Evidence("%s unchanged (%s); the program: %s", file, before, out)
 	},
 }
@@ -54,7 +53,7 @@ for what, f in (("chmod", lambda: os.chmod(path, 0o777)), ("utime", lambda: os.u
 func metadataOf(t *T, path string) string {
 	t.Helper()
 	st, err := os.Lstat(path)
-	assert.NilError(t, err)
+	t.NilError(err)
 	buf := make([]byte, 4096)
 	n, err := unix.Llistxattr(path, buf)
 	if err != nil {

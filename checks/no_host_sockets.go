@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/verdict"
@@ -29,11 +27,11 @@ var noHostSockets = &Check{
 				break
 			}
 		}
-		assert.Assert(t, dir != "", "no place for the host service's socket below /run")
+		t.Assert(dir != "", "no place for the host service's socket below /run")
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		sock := filepath.Join(dir, "service.sock")
 		hp, err := evidence.StartUnixHoneypot(sock)
-		assert.NilError(t, err)
+		t.NilError(err)
 		t.Cleanup(hp.Close)
 		res := t.runPython(Preset(5, notTimed), sandbox.Command{}, `
 import socket, sys
@@ -46,7 +44,7 @@ except OSError as e:
     print("connect failed:", e.strerror)
 `, sock)
 		conns, got, _ := hp.Received()
-		assert.Check(t, conns == 0 && got == 0, "the host service at %s received %d connections and %d bytes", sock, conns, got)
+		t.Check(conns == 0 && got == 0, "the host service at %s received %d connections and %d bytes", sock, conns, got)
 		t.Evidence("the host service at %s received nothing; %s", sock, strings.TrimSpace(res.Stdout))
 	},
 }

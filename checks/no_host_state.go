@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/verdict"
@@ -31,12 +29,12 @@ var noHostState = &Check{
 		inside := strings.ReplaceAll(strings.TrimSpace(res.Stdout), "\n", "; ")
 		// The check means something only if the program did leave things
 		// where it ran: files in the scratch directories, every IPC kind.
-		assert.Check(t, strings.Contains(res.Stdout, "/tmp") && strings.Contains(res.Stdout, "made: shm msg sem mq"),
+		t.Check(strings.Contains(res.Stdout, "/tmp") && strings.Contains(res.Stdout, "made: shm msg sem mq"),
 			"the program could not leave its traces even inside the sandbox: %s %s", inside, lastLine(res.Stderr))
 		left := evidence.FindHostTraces(tok, key)
-		assert.Check(t, len(left.Files) == 0, "files it wrote are on the host: %s", strings.Join(left.Files, ", "))
-		assert.Check(t, len(left.SysV) == 0, "System V objects it made are on the host: %s", strings.Join(left.SysV, ", "))
-		assert.Check(t, !left.Queue, "its POSIX message queue is on the host")
+		t.Check(len(left.Files) == 0, "files it wrote are on the host: %s", strings.Join(left.Files, ", "))
+		t.Check(len(left.SysV) == 0, "System V objects it made are on the host: %s", strings.Join(left.SysV, ", "))
+		t.Check(!left.Queue, "its POSIX message queue is on the host")
 		t.Evidence("the host shows none of it; inside it %s", inside)
 	},
 }

@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 )
@@ -16,7 +14,7 @@ var noNetwork = &Check{
 	Level:   4,
 	Body: func(t *T) {
 		hp, err := evidence.StartHoneypot()
-		assert.NilError(t, err)
+		t.NilError(err)
 		t.Cleanup(hp.Close)
 		res := t.runPython(Preset(4), sandbox.Command{}, `
 import socket, sys
@@ -28,7 +26,7 @@ except OSError as e:
     print("errno", e.errno, file=sys.stderr)
 `, strconv.Itoa(hp.Port()))
 		conns, got, _ := hp.Received()
-		assert.Check(t, conns == 0 && got == 0, "the honeypot received %d connections and %d bytes", conns, got)
+		t.Check(conns == 0 && got == 0, "the honeypot received %d connections and %d bytes", conns, got)
 		errno := strings.TrimSpace(strings.TrimPrefix(res.Stderr, "errno"))
 		t.Evidence("the honeypot on loopback received nothing; connect failed with errno %s", errno)
 	},

@@ -1,8 +1,6 @@
 package checks
 
 import (
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -23,7 +21,7 @@ if os.fork() == 0:
 os.wait()
 `, tok)
 		left := alive(tok)
-		assert.Check(t, left == 0, "the detached daemon is still running after the call (%d processes)", left)
+		t.Check(left == 0, "the detached daemon is still running after the call (%d processes)", left)
 		t.Evidence("the double-forked setsid daemon was gone when the call returned")
 	},
 }

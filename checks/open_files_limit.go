@@ -3,8 +3,6 @@ package checks
 import (
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 )
@@ -30,9 +28,9 @@ finally:
 `, tok)
 		held, _ := peak.Stop()
 		most := int(held)
-		assert.Check(t, most > 0, "the host never saw the program's descriptors")
-		assert.Check(t, most <= p.Limits.OpenFiles, "the program held %d descriptors; the limit is %d", most, p.Limits.OpenFiles)
-		assert.Check(t, most >= p.Limits.OpenFiles-8, "the program held only %d descriptors: the check did not reach the limit", most)
+		t.Check(most > 0, "the host never saw the program's descriptors")
+		t.Check(most <= p.Limits.OpenFiles, "the program held %d descriptors; the limit is %d", most, p.Limits.OpenFiles)
+		t.Check(most >= p.Limits.OpenFiles-8, "the program held only %d descriptors: the check did not reach the limit", most)
 		t.Evidence("trying for 100 files, the program held at most %d descriptors (limit %d)", most, p.Limits.OpenFiles)
 	},
 }

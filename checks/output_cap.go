@@ -7,8 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -40,20 +38,20 @@ sys.stdout.write(line * 1023 + "x" * (1024 - 14) + "\nTHE ERROR END")
 		allocated := int64(after.TotalAlloc - before.TotalAlloc)
 		out := res.Stdout
 		chars := utf8.RuneCountInString(out)
-		assert.Check(t, res.StdoutBytes == total+6, "the result counts %d bytes written, want %d", res.StdoutBytes, total+6)
-		assert.Check(t, res.StdoutTruncated, "50 MiB came back uncut")
-		assert.Check(t, chars <= p.Limits.OutputChars, "%d characters came back; the cap is %d", chars, p.Limits.OutputChars)
-		assert.Check(t, strings.HasPrefix(out, "BEGIN\n"), "the head is missing")
-		assert.Check(t, strings.HasSuffix(out, "THE ERROR END"), "the tail is missing: the end names the error")
+		t.Check(res.StdoutBytes == total+6, "the result counts %d bytes written, want %d", res.StdoutBytes, total+6)
+		t.Check(res.StdoutTruncated, "50 MiB came back uncut")
+		t.Check(chars <= p.Limits.OutputChars, "%d characters came back; the cap is %d", chars, p.Limits.OutputChars)
+		t.Check(strings.HasPrefix(out, "BEGIN\n"), "the head is missing")
+		t.Check(strings.HasSuffix(out, "THE ERROR END"), "the tail is missing: the end names the error")
 		m := regexp.MustCompile(`\[\.\.\. (\d+) bytes left out \.\.\.\]`).FindStringSubmatchIndex(out)
-		if assert.Check(t, m != nil, "no marker saying how much was left out") {
+		if t.Check(m != nil, "no marker saying how much was left out") {
 			left, _ := strconv.ParseInt(out[m[2]:m[3]], 10, 64)
 			head, tail := out[:m[0]-1], out[m[1]+1:]
-			assert.Check(t, left+int64(len(head)+len(tail)) == res.StdoutBytes, "the marker says %d bytes left out, but %d were", left, res.StdoutBytes-int64(len(head)+len(tail)))
+			t.Check(left+int64(len(head)+len(tail)) == res.StdoutBytes, "the marker says %d bytes left out, but %d were", left, res.StdoutBytes-int64(len(head)+len(tail)))
 			share := float64(len(head)) / float64(len(head)+len(tail))
-			assert.Check(t, share > 0.55 && share < 0.65, "head is %.0f%% of what came back, want 60%%", share*100)
+			t.Check(share > 0.55 && share < 0.65, "head is %.0f%% of what came back, want 60%%", share*100)
 		}
-		assert.Check(t, allocated < p.Limits.OutputHeld, "the harness allocated %d MiB while capturing; it may hold %d MiB", allocated>>20, p.Limits.OutputHeld>>20)
+		t.Check(allocated < p.Limits.OutputHeld, "the harness allocated %d MiB while capturing; it may hold %d MiB", allocated>>20, p.Limits.OutputHeld>>20)
 		t.Evidence("%d of %d bytes came back (%d characters) with head, marker and tail; harness allocated %.1f MiB", len(out), res.StdoutBytes, chars, float64(allocated)/(1<<20))
 	},
 }

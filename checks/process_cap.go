@@ -4,8 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
@@ -45,9 +43,9 @@ var processCap = &Check{
 		res := t.runPython(p, sandbox.Command{}, forkBomb, tok)
 		w.Stop()
 		left := alive(tok)
-		assert.Check(t, res.Reason == sandbox.ReasonProcesses, "the run was not stopped for its processes: it ended with %s after %v", res.Reason, res.Wall.Round(time.Millisecond))
-		assert.Check(t, over < held, "more than %d processes were alive for %v", p.Processes.Max, over)
-		assert.Check(t, left == 0, "%d of the bomb's processes outlived the run", left)
+		t.Check(res.Reason == sandbox.ReasonProcesses, "the run was not stopped for its processes: it ended with %s after %v", res.Reason, res.Wall.Round(time.Millisecond))
+		t.Check(over < held, "more than %d processes were alive for %v", p.Processes.Max, over)
+		t.Check(left == 0, "%d of the bomb's processes outlived the run", left)
 		t.Evidence("stopped after %v; the host saw at most %d at once", res.Wall.Round(time.Millisecond), most)
 	},
 }

@@ -3,8 +3,6 @@ package checks
 import (
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
@@ -26,7 +24,7 @@ m = mmap.mmap(-1, 1 << 30)
 m[0:10 << 20] = b"x" * (10 << 20)
 print("reserved 1 GiB, touched 10 MiB")
 `)
-		assert.Check(t, light.Reason == sandbox.ReasonExited && light.ExitCode == 0 && !light.OOM,
+		t.Check(light.Reason == sandbox.ReasonExited && light.ExitCode == 0 && !light.OOM,
 			"reserving 1 GiB and touching 10 MiB ended with %s (status %d, oom %v; %s): %s", light.Reason, light.ExitCode, light.OOM, spent(light), lastLine(light.Stderr))
 		// Filling 300 MiB into a 256 MiB group makes the kernel reclaim
 		// before it kills, which on a loaded machine can outlast the 1.5 s
@@ -43,10 +41,10 @@ block = mmap.mmap(-1, 300 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | m
 print("touched", len(block))
 `)
 		limit := p.Hardened.Cgroup.Memory
-		assert.Check(t, heavy.Reason == sandbox.ReasonMemory, "touching 300 MiB ended with %s (%s; %s), not memory", heavy.Reason, heavy.Signal, spent(heavy))
-		assert.Check(t, heavy.OOM, "the OOM flag is not set")
-		assert.Check(t, !strings.Contains(heavy.Stderr, "MemoryError"), "the program saw a MemoryError: the limit is not the kernel's on real memory")
-		assert.Check(t, heavy.MemoryPeak > 0 && heavy.MemoryPeak <= limit+(1<<20), "the kernel counted a peak of %d bytes, the limit is %d", heavy.MemoryPeak, limit)
+		t.Check(heavy.Reason == sandbox.ReasonMemory, "touching 300 MiB ended with %s (%s; %s), not memory", heavy.Reason, heavy.Signal, spent(heavy))
+		t.Check(heavy.OOM, "the OOM flag is not set")
+		t.Check(!strings.Contains(heavy.Stderr, "MemoryError"), "the program saw a MemoryError: the limit is not the kernel's on real memory")
+		t.Check(heavy.MemoryPeak > 0 && heavy.MemoryPeak <= limit+(1<<20), "the kernel counted a peak of %d bytes, the limit is %d", heavy.MemoryPeak, limit)
 		t.Evidence("1 GiB reserved and 10 MiB touched ran (peak %.1f MiB); 300 MiB stopped with %s by %s, OOM from the kernel, peak %.1f MiB",
 			float64(light.MemoryPeak)/(1<<20), heavy.Reason, heavy.Signal, float64(heavy.MemoryPeak)/(1<<20))
 	},

@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -27,17 +25,17 @@ os.chmod("a/b", 0)
 os.mkfifo("pipe")
 `, "open('second', 'w').write('x')"} {
 			res := t.python(s, sandbox.Command{}, src)
-			assert.Check(t, res.ExitCode == 0, "a run failed: %s", res.Stderr)
+			t.Check(res.ExitCode == 0, "a run failed: %s", res.Stderr)
 			dirs[s.Dir()] = true
 		}
-		assert.NilError(t, s.Close())
+		t.NilError(s.Close())
 		var left []string
 		for d := range dirs {
 			if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
 				left = append(left, d)
 			}
 		}
-		assert.Check(t, len(left) == 0, "still on disk after Close: %s", strings.Join(left, ", "))
+		t.Check(len(left) == 0, "still on disk after Close: %s", strings.Join(left, ", "))
 		t.Evidence("after Close nothing is left of the session directory (it held an unreadable directory and a FIFO)")
 	},
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
@@ -26,7 +24,7 @@ var sessionsApart = &Check{
 		victim := t.session(Preset(5, TimeLimits(20*time.Second)), 0)
 		thief := t.session(Preset(5, notTimed), 0)
 		secret := token()
-		assert.NilError(t, victim.WriteFile("notes.txt", []byte(secret)))
+		t.NilError(victim.WriteFile("notes.txt", []byte(secret)))
 		vdir := victim.Dir() // before its run, which holds the session
 		note := filepath.Join(vdir, "notes.txt")
 		app := t.ownedDir("app")
@@ -37,7 +35,7 @@ var sessionsApart = &Check{
 			victim.Run(t.Context(), sandbox.Command{Path: evidence.Python, Args: []string{"-c", "import time\ntime.sleep(15)", vtok}, Dir: app})
 		}()
 		t.Cleanup(func() { procfs.KillWithArg(vtok, 5*time.Second); <-done })
-		assert.Assert(t, waitTagged(vtok), "the other session's program never started")
+		t.Assert(waitTagged(vtok), "the other session's program never started")
 		// The thief gets the victim's tag reversed, so that its own
 		// command line does not carry it.
 		res := t.python(thief, sandbox.Command{}, `
@@ -62,11 +60,11 @@ for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
 print("saw", seen, "of its processes")
 `, vdir, note, reverse(vtok))
 		out := strings.ReplaceAll(strings.TrimSpace(res.Stdout), "\n", "; ")
-		assert.Check(t, !strings.Contains(res.Stdout, secret), "the program read the other session's file: %s", out)
-		assert.Check(t, !strings.Contains(res.Stdout, "notes.txt"), "the program listed the other session: %s", out)
+		t.Check(!strings.Contains(res.Stdout, secret), "the program read the other session's file: %s", out)
+		t.Check(!strings.Contains(res.Stdout, "notes.txt"), "the program listed the other session: %s", out)
 		_, err := os.Lstat(filepath.Join(thief.Dir(), "stolen.txt"))
-		assert.Check(t, os.IsNotExist(err), "the program hard-linked the other session's file: %s", out)
-		assert.Check(t, alive(vtok) > 0, "the other session's program was killed: %s", out)
+		t.Check(os.IsNotExist(err), "the program hard-linked the other session's file: %s", out)
+		t.Check(alive(vtok) > 0, "the other session's program was killed: %s", out)
 		t.Evidence("the other session's files and program out of reach: %s", out)
 	},
 }

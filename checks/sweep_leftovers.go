@@ -1,8 +1,6 @@
 package checks
 
 import (
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -19,9 +17,9 @@ if os.fork() == 0:
     os._exit(0)
 print("parent done")
 `, tok)
-		assert.Check(t, res.Reason == sandbox.ReasonExited && res.ExitCode == 0, "the program did not end normally: %s", res.Reason)
+		t.Check(res.Reason == sandbox.ReasonExited && res.ExitCode == 0, "the program did not end normally: %s", res.Reason)
 		left := alive(tok)
-		assert.Check(t, left == 0, "%d child still running after the run ended", left)
+		t.Check(left == 0, "%d child still running after the run ended", left)
 		t.Evidence("the sleeping child was gone when the run returned")
 	},
 }

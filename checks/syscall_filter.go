@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
@@ -55,13 +53,13 @@ var syscallFilter = &Check{
 		res := t.python(s, sandbox.Command{}, filterProbe, tok, marker)
 		w.Stop()
 		out := strings.ReplaceAll(strings.TrimSpace(res.Stdout), "\n", "; ")
-		assert.Check(t, strings.Count(res.Stdout, "\n") >= 4, "the probe did not get through its attempts: %s %s", out, lastLine(res.Stderr))
+		t.Check(strings.Count(res.Stdout, "\n") >= 4, "the probe did not get through its attempts: %s %s", out, lastLine(res.Stderr))
 		for _, kind := range []string{"io_uring", "userfaultfd"} {
-			assert.Check(t, !held["anon_inode:["+kind+"]"], "the program held a %s descriptor: %s", kind, out)
+			t.Check(!held["anon_inode:["+kind+"]"], "the program held a %s descriptor: %s", kind, out)
 		}
-		assert.Check(t, len(userNS) <= 1, "a process of the run was in a user namespace of its own making: %s", out)
+		t.Check(len(userNS) <= 1, "a process of the run was in a user namespace of its own making: %s", out)
 		_, err := os.Stat(marker)
-		assert.Check(t, os.IsNotExist(err), "a directory was made through the 32-bit entry point: %s", out)
+		t.Check(os.IsNotExist(err), "a directory was made through the 32-bit entry point: %s", out)
 		// Where the kernel has no 32-bit entry, the call faults before the
 		// filter is asked: that part shows nothing of the filter here.
 		compat := "no 32-bit mkdir"

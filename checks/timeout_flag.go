@@ -1,8 +1,6 @@
 package checks
 
 import (
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -14,9 +12,9 @@ var timeoutFlag = &Check{
 		s := t.session(Preset(1), 0)
 		stopped := t.python(s, sandbox.Command{}, "import time\ntime.sleep(30)")
 		finished := t.python(s, sandbox.Command{}, "print('done')")
-		assert.Check(t, stopped.TimedOut, "a run stopped after %v says timed_out=false (reason %s)", stopped.Wall, stopped.Reason)
-		assert.Check(t, !finished.TimedOut, "a run that finished says timed_out=true")
-		assert.Check(t, finished.Stdout == "done\n", "the finished run printed %q", finished.Stdout)
+		t.Check(stopped.TimedOut, "a run stopped after %v says timed_out=false (reason %s)", stopped.Wall, stopped.Reason)
+		t.Check(!finished.TimedOut, "a run that finished says timed_out=true")
+		t.Check(finished.Stdout == "done\n", "the finished run printed %q", finished.Stdout)
 		t.Evidence("stopped run: timed_out=%v after %v; finished run: timed_out=%v", stopped.TimedOut, stopped.Wall.Round(1e6), finished.TimedOut)
 	},
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/procfs"
 )
@@ -19,7 +17,7 @@ var timeoutKillsTree = &Check{
 		// few seconds later, hiding a timeout that kills only the leader:
 		// take it away (see the layer-hiding experiment).
 		left := treeSurvivors(t, Preset(1, NoCPULimit))
-		assert.Check(t, left == 0, "%d of the run's processes still alive %v after the timeout", left, TreeGrace)
+		t.Check(left == 0, "%d of the run's processes still alive %v after the timeout", left, TreeGrace)
 		t.Evidence("all processes gone after the timeout (one child in its own process group, one grandchild)")
 	},
 }
@@ -51,7 +49,7 @@ func treeSurvivors(t *T, p sandbox.Policy) int {
 	t.Helper()
 	tok := t.tagged()
 	res := t.runPython(p, sandbox.Command{Dir: t.ownedDir("app")}, treeProgram, tok)
-	assert.Check(t, res.Reason == sandbox.ReasonTimeout, "the run ended with %s, not the timeout", res.Reason)
+	t.Check(res.Reason == sandbox.ReasonTimeout, "the run ended with %s, not the timeout", res.Reason)
 	// Not poll.WaitOn: the layer-hiding experiment wants the count of
 	// survivors, not a failure.
 	deadline := time.Now().Add(TreeGrace)

@@ -3,8 +3,6 @@ package checks
 import (
 	"strings"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox/tool"
 )
 
@@ -15,15 +13,15 @@ var toolErrors = &Check{
 	Body: func(t *T) {
 		s := t.session(Preset(5), 0)
 		reply, err := tool.NewCareful(s).Call(t.Context(), "print('partial result')\nprint(totl)")
-		assert.NilError(t, err)
+		t.NilError(err)
 		text := reply.Text
-		assert.Check(t, reply.IsError(), "a NameError is reported as status %q: %q", reply.Status.Status, firstLine(text))
-		assert.Check(t, strings.HasPrefix(text, "Error"), "the reply does not open with the error: %q", firstLine(text))
+		t.Check(reply.IsError(), "a NameError is reported as status %q: %q", reply.Status.Status, firstLine(text))
+		t.Check(strings.HasPrefix(text, "Error"), "the reply does not open with the error: %q", firstLine(text))
 		out, errPart, ok := strings.Cut(text, "\nstderr")
-		assert.Assert(t, ok, "no stderr section in the reply")
-		assert.Check(t, strings.Contains(out, "partial result") && !strings.Contains(out, "NameError"), "stdout and stderr are mixed")
-		assert.Check(t, strings.Contains(errPart, "NameError") && !strings.Contains(errPart, "partial result"), "the error is not in the stderr section")
-		assert.Check(t, strings.Count(text, "not instructions") >= 2, "output is not labelled as data")
+		t.Assert(ok, "no stderr section in the reply")
+		t.Check(strings.Contains(out, "partial result") && !strings.Contains(out, "NameError"), "stdout and stderr are mixed")
+		t.Check(strings.Contains(errPart, "NameError") && !strings.Contains(errPart, "partial result"), "the error is not in the stderr section")
+		t.Check(strings.Count(text, "not instructions") >= 2, "output is not labelled as data")
 		t.Evidence("status %s, exit %d; stdout and stderr apart, each labelled as data", reply.Status.Status, reply.Status.ExitCode)
 	},
 }

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/tool"
 )
@@ -44,16 +42,16 @@ var toolWording = &Check{
 			s := t.session(c.p, c.quota)
 			if c.reason == sandbox.ReasonRefused {
 				// The host fills the quota, so that only the quota is tested.
-				assert.NilError(t, s.WriteFile("fill.bin", make([]byte, 2<<20)))
+				t.NilError(s.WriteFile("fill.bin", make([]byte, 2<<20)))
 			}
 			reply, err := tool.NewCareful(s).Call(t.Context(), c.code)
-			assert.NilError(t, err)
+			t.NilError(err)
 			text := reply.Text
-			assert.Check(t, strings.Contains(text, c.says), "a %s stop is not worded as one: %q", c.reason, firstLine(text))
-			assert.Check(t, strings.Contains(text, "What to try"), "the reply for a %s stop says nothing to try: %q", c.reason, firstLine(text))
+			t.Check(strings.Contains(text, c.says), "a %s stop is not worded as one: %q", c.reason, firstLine(text))
+			t.Check(strings.Contains(text, "What to try"), "the reply for a %s stop says nothing to try: %q", c.reason, firstLine(text))
 			for _, other := range cases {
 				if other.reason != c.reason {
-					assert.Check(t, !strings.Contains(text, other.says), "the reply for a %s stop speaks of %q", c.reason, other.says)
+					t.Check(!strings.Contains(text, other.says), "the reply for a %s stop speaks of %q", c.reason, other.says)
 				}
 			}
 			worded = append(worded, string(c.reason))

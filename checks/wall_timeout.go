@@ -3,8 +3,6 @@ package checks
 import (
 	"time"
 
-	"gotest.tools/v3/assert"
-
 	"sandboxlab/sandbox"
 )
 
@@ -33,10 +31,10 @@ var wallTimeout = &Check{
 			ran = min(took, end.Sub(at))
 		}
 		left := alive(tok)
-		assert.Check(t, left == 0, "the loop is still running after the run returned (%d processes)", left)
+		t.Check(left == 0, "the loop is still running after the run returned (%d processes)", left)
 		limit := p.Limits.Wall
-		assert.Check(t, took >= limit, "stopped after %v, before the %v limit", took.Round(time.Millisecond), limit)
-		assert.Check(t, ran < limit+time.Second, "stopped only after %v (%v after the program started); the limit is %v",
+		t.Check(took >= limit, "stopped after %v, before the %v limit", took.Round(time.Millisecond), limit)
+		t.Check(ran < limit+time.Second, "stopped only after %v (%v after the program started); the limit is %v",
 			took.Round(time.Millisecond), ran.Round(time.Millisecond), limit)
 		t.Evidence("stopped after %v (limit %v)", took.Round(time.Millisecond), limit)
 	},
