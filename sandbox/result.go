@@ -83,6 +83,13 @@ type Result struct {
 	// The rest is the kernel ending the namespace and the host noticing.
 	// Zero otherwise.
 	InitLate time.Duration
+	// InitSetup is how long the init took from its exec to the program's
+	// exec, as the host saw it: from the init's start to the close of its
+	// report pipe, which the program's exec closes. It is zero where the
+	// host cannot see that moment: without an init (L0), at L6, whose init
+	// stays as the reaper and keeps the pipe, and when the init failed.
+	// It is not part of the JSON form: a start-up figure (make bench).
+	InitSetup time.Duration
 	// RunQueueWait is, for a run stopped at its time limit, how long the
 	// program's threads had waited for a CPU while runnable: the sum, over
 	// every thread of the program's processes alive at the stop, of the

@@ -21,6 +21,7 @@ import (
 	"sandboxlab/sandbox/cleanup"
 	"sandboxlab/sandbox/egress"
 	"sandboxlab/sandbox/landlock"
+	"sandboxlab/sandbox/reexec"
 )
 
 // Command is the program to run.
@@ -171,6 +172,9 @@ type runStart struct {
 	// has exited (outcome.settle), where a session will settle the run
 	// before its next one and before it closes (see settleEarly).
 	early bool
+	// started is when the init's exec had succeeded (exec.Cmd.Start
+	// returns after it).
+	started time.Time
 }
 
 // start builds the command and starts it (in rg, when the policy asks
@@ -191,6 +195,7 @@ func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *eg
 		cmd, err = startBare(p, c, cwd, dir, ps, rg, err)
 		rs.reaper = false
 	}
+	rs.started = time.Now()
 	ps.closeChildEnds()
 	if rg != nil {
 		rg.started()
@@ -230,7 +235,8 @@ type outcome struct {
 	reaper         bool
 	stopper        string
 	used           usage
-	startMono      int64 // runStart.mono
+	startMono      int64         // runStart.mono
+	initSetup      time.Duration // Result.InitSetup
 	stdout, stderr *stream
 	// group is what the kernel counted in the run's control group
 	// (nil without one); groupErr says why it could not be read or
@@ -282,6 +288,10 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 		}
 	} else {
 		o.initReport, o.initReadErr = ps.initReport() // to EOF before the wait
+		if ps.initR != nil && len(o.initReport) == 0 && o.initReadErr == nil {
+			// The pipe is close-on-exec: its end is the program's exec.
+			o.initSetup = time.Since(rs.started)
+		}
 	}
 	proc.WaitExit()
 	if !stopped {
@@ -428,6 +438,7 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 		setKernelCounts(res, p, *o.group)
 	}
 	res.Reason = classify(p, o.stoppedBy, ws, res)
+	res.InitSetup = o.initSetup
 	res.TimedOut = o.stoppedBy == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
 	if o.stoppedBy != "" {
 		res.StoppedBy = o.stopper
@@ -757,7 +768,7 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes, await *o
 	if err := ps.openInit(); err != nil {
 		return nil, fmt.Errorf("creating the init's error pipe: %w", err)
 	}
-	cmd.Path = "/proc/self/exe"
+	cmd.Path = reexec.Path(initArg0, 3+1+len(cmd.ExtraFiles))
 	cmd.Args = append([]string{initArg0, config}, cmd.Args...)
 	cmd.Env = append(own, cmd.Env...)
 	cmd.ExtraFiles = append([]*os.File{ps.initW}, cmd.ExtraFiles...) // initW becomes initErrFD

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -97,4 +98,27 @@ func TestInitRefusesOutsideItsGroup(t *testing.T) {
 	assert.Check(t, errors.Is(statErr, fs.ErrNotExist), "the program must not run: %v", statErr)
 	var exit *exec.ExitError
 	assert.Check(t, errors.As(err, &exit) && exit.ExitCode() == 125, "%v", err)
+}
+
+// TestInitSetupMeasured: a run whose init execs the program reports how
+// long the init took to get there; one without an init reports nothing,
+// and so does L6, whose init stays and keeps the pipe whose close marks
+// the exec.
+func TestInitSetupMeasured(t *testing.T) {
+	root := testRoot(t)
+	for _, n := range []int{0, 1, 5, 6} {
+		if n == 6 && cgroupProbe(MustPreset(6).Hardened.Cgroup) != nil {
+			continue
+		}
+		s, err := NewSession(Options{Policy: MustPreset(n), Root: root})
+		assert.NilError(t, err)
+		res, err := s.Run(context.Background(), Command{Path: "/bin/true"})
+		assert.NilError(t, err)
+		assert.Check(t, s.Close())
+		if n == 0 || n == 6 {
+			assert.Check(t, is.Equal(res.InitSetup, time.Duration(0)), "L%d", n)
+			continue
+		}
+		assert.Check(t, res.InitSetup > 0 && res.InitSetup < res.Wall, "L%d: %v of %v", n, res.InitSetup, res.Wall)
+	}
 }

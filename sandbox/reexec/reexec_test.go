@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,4 +61,27 @@ func TestUnknownHelperPanics(t *testing.T) {
 	assert.Check(t, is.Contains(Names(), "reexec-test-echo"))
 	defer func() { assert.Check(t, recover() != nil) }()
 	Command("no-such-helper")
+}
+
+// TestSiblingServesItsHelper: a binary of the helper's name beside this
+// one is the helper's executable, held low in the descriptor table (no
+// table growth, which waits for an RCU grace period in a threaded
+// process), and is not used when the child's files could cover it.
+func TestSiblingServesItsHelper(t *testing.T) {
+	self, err := os.Executable()
+	assert.NilError(t, err)
+	name := "reexec-test-sibling"
+	sib := filepath.Join(filepath.Dir(self), name)
+	assert.NilError(t, os.Symlink(self, sib))
+	defer os.Remove(sib)
+	p := Path(name, 3)
+	assert.Assert(t, strings.HasPrefix(p, "/proc/self/fd/"), p)
+	fd, err := strconv.Atoi(strings.TrimPrefix(p, "/proc/self/fd/"))
+	assert.NilError(t, err)
+	assert.Check(t, fd >= siblingMinFD && fd < 64, "held at %d", fd)
+	target, err := os.Readlink(p)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(target, self), "the descriptor names the sibling's file")
+	assert.Check(t, is.Equal(Path(name, siblingMinFD/2), "/proc/self/exe"), "the child's files would cover it")
+	assert.Check(t, is.Equal(Path("reexec-test-none", 3), "/proc/self/exe"), "no sibling: this binary")
 }
