@@ -10,8 +10,13 @@ export CGO_ENABLED ?= 0
 
 .PHONY: build test vet bench report tables vm-column third-party clean
 
+# Three binaries, shipped side by side: sandboxlab (run, session, files:
+# the sandbox library and little else, so that a run starts as soon as a
+# Go program can), sandboxlab-harness (the commands that judge the
+# sandbox, with the renderers and the MCP SDK; sandboxlab execs it) and
+# sandboxlab-init (the init every run starts).
 build:
-	$(GO) build -o $(BIN) ./cmd/sandboxlab
+	$(GO) build -o bin/ ./cmd/sandboxlab ./cmd/sandboxlab-harness ./cmd/sandboxlab-init
 
 # The unit and integration tests, then the mutation tests of harness
 # (the test binary serves as the worker): the full mutation run once
@@ -37,10 +42,14 @@ vet:
 # Start-up figures, side by side in one run: whole-process medians of
 # 'sandboxlab run' at L0, L5 and L6 next to /bin/true, bubblewrap and
 # unshare (interleaved, 200 runs each; peers not installed are skipped),
-# then the library's own (a Run in a session that lives across runs).
-# A busy machine moves them all: read the load average it prints.
+# then where the time goes (the Go initialisers of the CLI and of the
+# init, the init's exec to the program's exec; built into bin/ so that
+# its runs start the shipped sandboxlab-init), then the library's own (a
+# Run in a session that lives across runs). A busy machine moves them
+# all: read the load average it prints.
 bench: build
-	$(GO) run ./cmd/startbench -bin $(BIN) -n 200
+	$(GO) build -o bin/startbench ./cmd/startbench
+	./bin/startbench -bin $(BIN) -n 200
 	$(GO) test -run '^$$' -bench . -benchtime 200x ./sandbox
 
 report: build

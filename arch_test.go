@@ -421,3 +421,34 @@ func TestArchitectureEntries(t *testing.T) {
 	_, err = readArchTable(strings.NewReader(archHeading + "\n" + archHeader + "\n| `a`, `b` | two | |\n"))
 	assert.Check(t, is.ErrorContains(err, "one package per row"))
 }
+
+// leanPrograms are the binaries every run starts: the CLI users call and
+// the sandbox's init. heavyPackages are what they must not link: each
+// package linked runs its initialisers in every process, and these are
+// the renderers, schemas, templates, SDKs and the harness, which no run
+// of a program needs (the start-up issue measured 23 ms of them).
+var (
+	leanPrograms  = []string{"sandboxlab/cmd/sandboxlab", "sandboxlab/cmd/sandboxlab-init"}
+	heavyPackages = []string{
+		"sandboxlab/harness", "sandboxlab/report", "sandboxlab/mcpserver", "sandboxlab/checks", "sandboxlab/attacks",
+		"sandboxlab/cmd/internal/harnesscmd", "text/template", "html/template", "encoding/gob", "encoding/xml",
+		"go/types", "go/parser", "regexp",
+	}
+	heavyModules = []string{"github.com/modelcontextprotocol/go-sdk", "github.com/olekukonko/tablewriter",
+		"gopkg.in/yaml.v3", "github.com/vbauerster/mpb/v8"}
+)
+
+// TestLeanPrograms: the CLI and the init link the sandbox library and
+// what it needs, and none of the harness, its renderers or its libraries.
+func TestLeanPrograms(t *testing.T) {
+	g := goList(t, "")
+	for _, prog := range leanPrograms {
+		p := g.own[prog]
+		assert.Assert(t, p != nil, "no package %s", prog)
+		for _, d := range p.Deps {
+			if slices.Contains(heavyPackages, d) || slices.Contains(heavyModules, g.moduleOf[d]) || slices.Contains(testModules, g.moduleOf[d]) {
+				t.Errorf("%s links %s: every run would pay for its initialisers", prog, d)
+			}
+		}
+	}
+}

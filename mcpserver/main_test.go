@@ -56,7 +56,8 @@ func binary(t testing.TB) string {
 		}
 		os.Chmod(binDir, 0o755)
 		binPath = filepath.Join(binDir, "sandboxlab")
-		cmd := exec.Command("go", "build", "-o", binPath, "sandboxlab/cmd/sandboxlab")
+		// sandboxlab execs sandboxlab-harness beside it for mcp.
+		cmd := exec.Command("go", "build", "-o", binDir+"/", "sandboxlab/cmd/sandboxlab", "sandboxlab/cmd/sandboxlab-harness", "sandboxlab/cmd/sandboxlab-init")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("building the CLI: %v\n%s", err, out)

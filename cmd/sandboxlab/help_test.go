@@ -11,13 +11,20 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
+
+	"sandboxlab/cmd/internal/cli"
+	"sandboxlab/cmd/internal/harnesscmd"
+	"sandboxlab/cmd/internal/sandboxcmd"
 )
+
+// commands are the commands of both binaries.
+var commands = append(sandboxcmd.Commands(), harnesscmd.Commands()...)
 
 // help returns what 'sandboxlab ARGS --help' prints, and where.
 func help(t *testing.T, args ...string) (stdout, stderr string) {
 	t.Helper()
 	var out, errs bytes.Buffer
-	code := dispatch(t.Context(), append(args, "--help"), &out, &errs)
+	code := cli.Dispatch(t.Context(), cli.Sandbox, commands, append(args, "--help"), &out, &errs)
 	assert.Check(t, is.Equal(code, 0), "sandboxlab %s --help", strings.Join(args, " "))
 	return out.String(), errs.String()
 }
@@ -30,8 +37,8 @@ func TestHelp(t *testing.T) {
 	out, _ := help(t)
 	golden.Assert(t, out, "help/sandboxlab.golden")
 	for _, c := range commands {
-		_, errs := help(t, strings.Fields(c.name)...)
-		golden.Assert(t, errs, "help/"+strings.ReplaceAll(c.name, " ", "-")+".golden")
+		_, errs := help(t, strings.Fields(c.Name)...)
+		golden.Assert(t, errs, "help/"+strings.ReplaceAll(c.Name, " ", "-")+".golden")
 	}
 }
 
@@ -41,18 +48,18 @@ func TestHelp(t *testing.T) {
 func TestHelpTellsTheTruth(t *testing.T) {
 	flags := map[string]map[string]bool{}
 	for _, c := range commands {
-		o, _ := c.new()
-		fs := c.flagSet(o, io.Discard)
-		flags[c.name] = map[string]bool{}
-		fs.VisitAll(func(f *flag.Flag) { flags[c.name][f.Name] = true })
+		o, _ := c.New()
+		fs := c.FlagSet(o, io.Discard)
+		flags[c.Name] = map[string]bool{}
+		fs.VisitAll(func(f *flag.Flag) { flags[c.Name][f.Name] = true })
 	}
 	named := regexp.MustCompile(`(?:^|[\s(\[|])--?([a-z][a-z-]*)`)
 	quoted := regexp.MustCompile(`'(?:sandboxlab )?([a-z]+(?: merge)?) ([^']*)'`)
 	for _, c := range commands {
-		_, text := help(t, strings.Fields(c.name)...)
+		_, text := help(t, strings.Fields(c.Name)...)
 		usage, _, _ := strings.Cut(text, "\n")
-		for name := range flags[c.name] {
-			assert.Check(t, regexp.MustCompile(`-`+name+`\b`).MatchString(usage), "%s: -%s is missing from the usage line: %s", c.name, name, usage)
+		for name := range flags[c.Name] {
+			assert.Check(t, regexp.MustCompile(`-`+name+`\b`).MatchString(usage), "%s: -%s is missing from the usage line: %s", c.Name, name, usage)
 		}
 		text = quoted.ReplaceAllStringFunc(text, func(q string) string {
 			m := quoted.FindStringSubmatch(q)
@@ -61,7 +68,7 @@ func TestHelpTellsTheTruth(t *testing.T) {
 				return q // not a command: an example, checked as this command's
 			}
 			for _, f := range named.FindAllStringSubmatch(m[2], -1) {
-				assert.Check(t, other[f[1]], "%s: %s names -%s, which %s has not", c.name, q, f[1], m[1])
+				assert.Check(t, other[f[1]], "%s: %s names -%s, which %s has not", c.Name, q, f[1], m[1])
 			}
 			return ""
 		})
@@ -70,7 +77,25 @@ func TestHelpTellsTheTruth(t *testing.T) {
 		text = regexp.MustCompile(`(?s)--sandbox 'custom:.*?--'`).ReplaceAllString(text, "--sandbox")
 		text = regexp.MustCompile(`(?s)\nprofiles:\n.*?\n\n`).ReplaceAllString(text, "\n")
 		for _, f := range named.FindAllStringSubmatch(text, -1) {
-			assert.Check(t, flags[c.name][f[1]] || f[1] == "help", "%s: its help names -%s, which it has not", c.name, f[1])
+			assert.Check(t, flags[c.Name][f[1]] || f[1] == "help", "%s: its help names -%s, which it has not", c.Name, f[1])
 		}
 	}
+}
+
+// TestCommandsImplemented: each binary implements exactly the commands
+// cli.Commands gives it, and every command is implemented once.
+func TestCommandsImplemented(t *testing.T) {
+	for b, impl := range map[cli.Binary][]cli.Command{cli.Sandbox: sandboxcmd.Commands(), cli.Harness: harnesscmd.Commands()} {
+		var have, want []string
+		for _, c := range impl {
+			have = append(have, c.Name)
+		}
+		for _, info := range cli.Commands {
+			if info.In == b {
+				want = append(want, info.Name)
+			}
+		}
+		assert.Check(t, is.DeepEqual(have, want), "%s", b)
+	}
+	assert.Check(t, is.Len(commands, len(cli.Commands)))
 }

@@ -22,9 +22,10 @@ import (
 	"sandboxlab/verdict"
 )
 
-// bin is the sandboxlab binary built for these tests. Its directory is
-// world-searchable: the sandbox re-executes the binary as its init under
-// an unprivileged host uid, which must reach it.
+// bin is the sandboxlab binary built for these tests, with
+// sandboxlab-harness and sandboxlab-init beside it, as make build ships
+// them. Their directory is world-searchable: the sandbox starts the
+// init under an unprivileged host uid, which must reach it.
 var bin string
 
 func TestMain(m *testing.M) {
@@ -37,7 +38,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "sandboxlab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", dir+"/", ".", "../sandboxlab-harness", "../sandboxlab-init")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building sandboxlab: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
@@ -146,7 +149,7 @@ func TestProgress(t *testing.T) {
 // TestSiteLines finds the planted site of every registered defect in this
 // checkout, as the annotations do: the line holds the defect's gate call.
 func TestSiteLines(t *testing.T) {
-	root := moduleRoot(".")
+	root := moduleRoot(t)
 	assert.Assert(t, root != "", "no sandboxlab module above the test's directory")
 	for _, d := range mutants.All {
 		n, err := report.SiteLine(root, d.Site, string(d.ID))
@@ -225,4 +228,28 @@ func TestEmptySuite(t *testing.T) {
 	assert.Check(t, m.Baseline.OK)
 	assert.Check(t, is.Len(m.Defects, 0))
 	assert.Check(t, is.Equal(m.Gate, verdict.Pass))
+}
+
+// moduleRoot is the directory of the sandboxlab module, two above this
+// test's.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	assert.NilError(t, err)
+	_, err = os.Stat(filepath.Join(root, "predictions.yaml"))
+	assert.NilError(t, err, "not in the sandboxlab module")
+	return root
+}
+
+// TestShippedBinariesHaveNoTestLibrary: the binaries as built list no
+// module made for tests (go version -m reads what the linker recorded).
+func TestShippedBinariesHaveNoTestLibrary(t *testing.T) {
+	for _, name := range []string{"sandboxlab", "sandboxlab-harness", "sandboxlab-init"} {
+		out, err := exec.Command("go", "version", "-m", filepath.Join(filepath.Dir(bin), name)).CombinedOutput()
+		assert.NilError(t, err, "%s", out)
+		assert.Check(t, is.Contains(string(out), "golang.org/x/sys"), "%s: go version -m lists the modules", name)
+		for _, mod := range []string{"gotest.tools", "github.com/google/go-cmp", "github.com/santhosh-tekuri/jsonschema"} {
+			assert.Check(t, !strings.Contains(string(out), mod), "%s links %s", name, mod)
+		}
+	}
 }

@@ -13,11 +13,8 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/icmd"
 
-	"sandboxlab/attacks"
-	"sandboxlab/checks"
-	"sandboxlab/harness"
+	"sandboxlab/harness/harnesstest"
 	"sandboxlab/report"
-	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
 
@@ -50,7 +47,7 @@ func TestMutateReplay(t *testing.T) {
 	res = run(t, []string{"GITHUB_ACTIONS=true"}, "mutate", "--replay", writeReport(t, &escaped))
 	res.Assert(t, icmd.Expected{ExitCode: verdict.ExitEscape, Out: "The gate fails"})
 	site := escaped.Defects[i].Site
-	line, err := report.SiteLine(moduleRoot("."), site, "fail_open")
+	line, err := report.SiteLine(moduleRoot(t), site, "fail_open")
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(res.Stderr(), fmt.Sprintf("::error file=%s,line=%d,title=unexpected escape%%3A fail_open::", site, line)))
 	res = run(t, nil, "mutate", "--replay", writeReport(t, &escaped))
@@ -61,7 +58,7 @@ func TestMutateReplay(t *testing.T) {
 // TestMutatePredictionsFlag: a misspelt check id in --predictions is a
 // usage error that names its line, before anything runs.
 func TestMutatePredictionsFlag(t *testing.T) {
-	preds, err := os.ReadFile(filepath.Join(moduleRoot("."), "predictions.yaml"))
+	preds, err := os.ReadFile(filepath.Join(moduleRoot(t), "predictions.yaml"))
 	assert.NilError(t, err)
 	typo := strings.Replace(string(preds), "checks: [no_network]", "checks: [no_netwrok]", 1)
 	line := 1 + strings.Count(typo[:strings.Index(typo, "no_netwrok")], "\n")
@@ -119,40 +116,10 @@ func TestMutateMerge(t *testing.T) {
 	run(t, nil, "mutate", "merge").Assert(t, icmd.Expected{ExitCode: 1, Err: "name the shards' JSON reports"})
 }
 
-// predictedRun is the report of a mutation run that went exactly as
-// predictions.yaml says, judged by it: every check passes on the correct
-// sandbox, every attack is first stopped where the baseline says, and
-// every defect fails the checks and opens the cells predicted. It is made
-// from the registries, without running anything.
+// predictedRun is harnesstest.PredictedRun, or the test's end.
 func predictedRun(t *testing.T) *report.Mutation {
 	t.Helper()
-	preds, _, err := harness.LoadPredictions("")
-	assert.NilError(t, err)
-	base := report.Baseline{Checks: &report.Checks{}, Attacks: &report.Attacks{Suites: map[string]verdict.Suite{}}}
-	for _, c := range checks.All {
-		base.Checks.Checks = append(base.Checks.Checks, report.Check{ID: c.ID, Suite: c.Suite, Level: c.Level, Passed: true})
-	}
-	base.Checks.Tally()
-	a := base.Attacks
-	for l := range sandbox.Levels {
-		a.Levels = append(a.Levels, l)
-	}
-	for _, at := range attacks.All() {
-		a.Attacks, a.Suites[at.ID] = append(a.Attacks, at.ID), at.Suite
-		for _, l := range a.Levels {
-			if at.Suite.OrCourse().HasLevel(l) {
-				a.Cells = append(a.Cells, report.Cell{Attack: at.ID, Level: l, Escaped: l < preds.Baseline.Attacks[at.ID]})
-			}
-		}
-	}
-	a.Summarize()
-	facts := &report.Mutation{Baseline: base}
-	for _, d := range preds.Planted() {
-		p := preds.Lookup(string(d.ID))
-		facts.Defects = append(facts.Defects, report.Defect{ID: string(d.ID), Suite: d.Suite, Site: d.Site,
-			FailedChecks: p.CheckIDs(), EscapedAttacks: p.Cells()})
-	}
-	m, err := harness.Rejudge(facts, preds, verdict.FailOnEscape)
+	m, err := harnesstest.PredictedRun()
 	assert.NilError(t, err)
 	return m
 }
@@ -190,53 +157,4 @@ func TestMutateIncrementalFlags(t *testing.T) {
 	}
 	_, err := os.Stat(file)
 	assert.Check(t, os.IsNotExist(err), "nothing was written")
-}
-
-// TestPrepareIncremental: --incremental reads the earlier run (none when
-// FILE is missing, said on stderr; not with --force), every run records
-// its input digests, and the new report replaces FILE whole.
-func TestPrepareIncremental(t *testing.T) {
-	// This test binary is no reexec helper: the fingerprint's 32-bit
-	// probe would start it again.
-	defer func(f func() harness.Fingerprint) { hostFingerprint = f }(hostFingerprint)
-	hostFingerprint = func() harness.Fingerprint { return harness.Fingerprint{"kernel": "test"} }
-	prev := predictedRun(t)
-	prev.Run = &report.RunInfo{ID: "20261201T000000Z-abcdef"}
-	file := writeReport(t, prev)
-	prepare := func(o *mutateOptions) (*harness.Runner, string, error) {
-		r := &harness.Runner{}
-		var stderr strings.Builder
-		err := o.prepareIncremental(t.Context(), r, &stderr)
-		return r, stderr.String(), err
-	}
-	r, _, err := prepare(&mutateOptions{incremental: file})
-	assert.NilError(t, err)
-	assert.Assert(t, r.Previous != nil && r.Inputs != nil)
-	assert.Check(t, is.Equal(r.Previous.Run.ID, prev.Run.ID))
-	assert.Check(t, is.Len(r.Inputs.Probes, len(checks.All)+len(attacks.All())))
-
-	r, _, err = prepare(&mutateOptions{incremental: file, force: true})
-	assert.NilError(t, err)
-	assert.Check(t, r.Previous == nil && r.Inputs != nil)
-
-	missing := filepath.Join(t.TempDir(), "none.json")
-	r, stderr, err := prepare(&mutateOptions{incremental: missing})
-	assert.NilError(t, err)
-	assert.Check(t, r.Previous == nil)
-	assert.Check(t, is.Contains(stderr, "no earlier run at "+missing+": everything runs"))
-
-	assert.NilError(t, os.WriteFile(missing, []byte("{not json"), 0o644))
-	_, _, err = prepare(&mutateOptions{incremental: missing})
-	assert.Check(t, is.ErrorContains(err, "is not a mutate report in JSON"))
-
-	next := predictedRun(t)
-	next.Run = &report.RunInfo{ID: "20261202T000000Z-123456", Reused: &report.Reused{From: prev.Run.ID, Changed: []string{}, BaselineProbeRuns: 3}}
-	assert.NilError(t, writeMutationFile(file, next))
-	back, err := readMutation(file)
-	assert.NilError(t, err)
-	assert.Check(t, is.Equal(back.Run.Reused.From, prev.Run.ID))
-	left, _ := filepath.Glob(filepath.Join(filepath.Dir(file), ".*"))
-	assert.Check(t, is.Len(left, 0), "no temporary file left")
-	// The report written is --format json's, and replays.
-	run(t, nil, "mutate", "--replay", file).Assert(t, icmd.Expected{ExitCode: 0, Out: "Reused from run " + prev.Run.ID})
 }

@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"context"
@@ -10,14 +10,10 @@ import (
 	"strconv"
 
 	"sandboxlab/checks/agent"
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/mcpserver"
 	"sandboxlab/report"
 )
-
-func init() {
-	register(command{name: "agent", summary: "run the scripted agent with the careful and the naive tool",
-		args: reportUsage + " [--via mcp] [--defect ID]", help: agentHelp}, agentCmd)
-}
 
 func agentHelp() string {
 	return "Runs the scripted agent (rules, no model) on four tasks (typo, slow, state, memory) with the\n" +
@@ -37,29 +33,29 @@ func agentHelp() string {
 // --quiet or --verbose.
 type agentOptions struct {
 	output
-	defectFlag
+	cli.DefectFlag
 	via string
 }
 
-func (o *agentOptions) setFlags(fs *flag.FlagSet) {
+func (o *agentOptions) SetFlags(fs *flag.FlagSet) {
 	o.output.setFlags(fs, "agent", &report.Agent{}, false)
-	o.defectFlag.setFlags(fs)
+	o.DefectFlag.AddFlag(fs)
 	fs.StringVar(&o.via, "via", "", "reach the careful tool through `mcp`: a 'sandboxlab mcp' server for each task, over the MCP client")
 }
 
-func (o *agentOptions) validate(cl commandLine) error {
+func (o *agentOptions) Validate(cl cli.Line) error {
 	var via error
 	switch {
 	case o.via != "" && o.via != "mcp":
 		via = fmt.Errorf("--via %q: the only way is mcp", o.via)
-	case o.via != "" && o.defect != "":
+	case o.via != "" && o.DefectFlag.ID() != "":
 		via = errors.New("--via mcp and --defect: the servers run without planted defects")
 	}
-	return firstError(cl.noArgs(), o.output.validate(), o.defectFlag.validate(), via)
+	return cli.FirstError(cl.NoArgs(), o.output.validate(), o.DefectFlag.Check(), via)
 }
 
 func agentCmd(ctx context.Context, o *agentOptions, stdout, stderr io.Writer) error {
-	if err := o.enable(); err != nil {
+	if err := o.Enable(); err != nil {
 		return err
 	}
 	run := agent.Run

@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"context"
@@ -10,18 +10,12 @@ import (
 
 	"sandboxlab/attacks"
 	"sandboxlab/attacks/backends"
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/harness"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
-
-func init() {
-	register(command{name: "attack", summary: "run the attack programs (the course's 16, then the hardening suite's) at each level and print the matrix",
-		args: "[--suite course|hardening|all] [--only ID,...] [--levels LEVELS | --sandbox NAME ... [--profiles FILE]] " +
-			reportUsage + " " + progressUsage + " [--defect ID]",
-		help: attackHelp}, attackCmd)
-}
 
 func attackHelp() string {
 	return "Runs each attack program (Python, through the sandbox as agent code is run) at each level\n" +
@@ -58,9 +52,9 @@ func attackHelp() string {
 type attackOptions struct {
 	selection
 	output
-	defectFlag
+	cli.DefectFlag
 	levels    string
-	sandboxes listFlag
+	sandboxes cli.ListFlag
 	profiles  string
 	// files are the profiles files, for the columns' sources (SARIF).
 	files []harness.ProfileFile
@@ -72,20 +66,20 @@ type attackOptions struct {
 	cellCount int
 }
 
-func (o *attackOptions) setFlags(fs *flag.FlagSet) {
+func (o *attackOptions) SetFlags(fs *flag.FlagSet) {
 	o.selection.setFlags(fs, "run only the attacks `ID,...` (default: all of the suites)")
 	fs.StringVar(&o.levels, "levels", fmt.Sprintf("0-%d", sandbox.Levels-1), "run only the `LEVELS`: levels and ranges, such as 0-5, 3 or 0,4-5")
 	fs.Var(&o.sandboxes, "sandbox", "run the attacks under the sandbox `NAME` (repeatable): sandboxlab:L<n>, a profile, or custom:PREFIX")
 	fs.StringVar(&o.profiles, "profiles", "", "also read the profiles in `FILE` (YAML, as the shipped profiles); one with a shipped name replaces it")
 	o.output.setFlags(fs, "attack", &report.Attacks{}, true)
-	o.defectFlag.setFlags(fs)
+	o.DefectFlag.AddFlag(fs)
 	// The attack × sandbox matrix also has SARIF, for code scanning.
 	o.output.formats = append(o.output.formats, report.SARIF)
 	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, sarif (sarif with --sandbox)"
 }
 
-func (o *attackOptions) validate(cl commandLine) error {
-	if err := firstError(cl.noArgs(), o.output.validate(), o.selection.validate()); err != nil {
+func (o *attackOptions) Validate(cl cli.Line) error {
+	if err := cli.FirstError(cl.NoArgs(), o.output.validate(), o.selection.validate()); err != nil {
 		return err
 	}
 	only, err := attacks.ParseOnly(o.only)
@@ -94,13 +88,13 @@ func (o *attackOptions) validate(cl commandLine) error {
 	}
 	o.matrix = attacks.Options{Only: only, Suites: o.suites}
 	if len(o.sandboxes) > 0 || o.profiles != "" {
-		if cl.given["levels"] {
+		if cl.Given["levels"] {
 			return errors.New("--levels and --sandbox: name levels as --sandbox sandboxlab:L<n>")
 		}
 		if err := o.validateColumns(); err != nil {
 			return err
 		}
-		return o.defectFlag.validate()
+		return o.DefectFlag.Check()
 	}
 	if o.f == report.SARIF {
 		return errors.New("--format sarif goes with --sandbox: its results are located at the profiles' lines")
@@ -111,7 +105,7 @@ func (o *attackOptions) validate(cl commandLine) error {
 	if o.cellCount, err = o.matrix.Cells(); err != nil {
 		return fmt.Errorf("--only: %w", err)
 	}
-	return o.defectFlag.validate()
+	return o.DefectFlag.Check()
 }
 
 // validateColumns resolves --sandbox and --profiles into the columns.
@@ -145,7 +139,7 @@ func (o *attackOptions) validateColumns() error {
 }
 
 func attackCmd(ctx context.Context, o *attackOptions, stdout, stderr io.Writer) error {
-	if err := o.enable(); err != nil {
+	if err := o.Enable(); err != nil {
 		return err
 	}
 	if o.columns != nil {

@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"context"
@@ -8,15 +8,10 @@ import (
 	"strings"
 
 	"sandboxlab/checks"
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/report"
 	"sandboxlab/verdict"
 )
-
-func init() {
-	register(command{name: "check", summary: "run the promise checks (the course's 26, then the hardening suite's) against the sandbox",
-		args: "[--suite course|hardening|all] [--only ID,...] " + reportUsage + " " + progressUsage + " [--defect ID]",
-		help: checkHelp}, checkCmd)
-}
 
 func checkHelp() string {
 	return "Runs the promise checks (those of the suites chosen, or those named) and prints each verdict with\n" +
@@ -32,18 +27,18 @@ func checkHelp() string {
 type checkOptions struct {
 	selection
 	output
-	defectFlag
+	cli.DefectFlag
 	list []*checks.Check // the checks to run, validated
 }
 
-func (o *checkOptions) setFlags(fs *flag.FlagSet) {
+func (o *checkOptions) SetFlags(fs *flag.FlagSet) {
 	o.selection.setFlags(fs, "run only the checks `ID,...` (default: all of the suites)")
 	o.output.setFlags(fs, "check", &report.Checks{}, true)
-	o.defectFlag.setFlags(fs)
+	o.DefectFlag.AddFlag(fs)
 }
 
-func (o *checkOptions) validate(cl commandLine) error {
-	if err := firstError(cl.noArgs(), o.output.validate(), o.selection.validate(), o.defectFlag.validate()); err != nil {
+func (o *checkOptions) Validate(cl cli.Line) error {
+	if err := cli.FirstError(cl.NoArgs(), o.output.validate(), o.selection.validate(), o.DefectFlag.Check()); err != nil {
 		return err
 	}
 	list, err := checks.Select(o.ids(), o.suites)
@@ -55,7 +50,7 @@ func (o *checkOptions) validate(cl commandLine) error {
 }
 
 func checkCmd(ctx context.Context, o *checkOptions, stdout, stderr io.Writer) error {
-	if err := o.enable(); err != nil {
+	if err := o.Enable(); err != nil {
 		return err
 	}
 	total := len(o.list)
@@ -75,7 +70,7 @@ func checkCmd(ctx context.Context, o *checkOptions, stdout, stderr io.Writer) er
 		return err
 	}
 	if rep.Failed > 0 {
-		return exit(verdict.ExitEscape)
+		return cli.Exit(verdict.ExitEscape)
 	}
 	return nil
 }

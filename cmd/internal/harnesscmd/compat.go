@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"context"
@@ -8,14 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/compat"
 	"sandboxlab/verdict"
 )
-
-func init() {
-	register(command{name: "compat", summary: "run ordinary workloads (Python, shell, C, HTTPS) in the sandbox: does a level break them?",
-		args: "[--level N]... [--only NAME,...] " + reportUsage + " " + progressUsage, help: compatHelp}, compatCmd)
-}
 
 func compatHelp() string {
 	return "Runs the compatibility suite: ordinary work an agent's program does, each workload checking its\n" +
@@ -51,15 +47,15 @@ func (l *levelList) Set(s string) error {
 	return nil
 }
 
-func (o *compatOptions) setFlags(fs *flag.FlagSet) {
+func (o *compatOptions) SetFlags(fs *flag.FlagSet) {
 	fs.Var(&o.levels, "level", "run at level `N` (repeatable; default 5 and 6)")
 	fs.StringVar(&o.only, "only", "", "run only the workloads `NAME,...`")
 	o.output.setFlags(fs, "compat", &compat.Report{}, true)
 }
 
-func (o *compatOptions) validate(cl commandLine) error {
+func (o *compatOptions) Validate(cl cli.Line) error {
 	opts := compat.Options{Levels: o.levels, Only: splitList(o.only)}
-	return firstError(cl.noArgs(), o.output.validate(), opts.Validate())
+	return cli.FirstError(cl.NoArgs(), o.output.validate(), opts.Validate())
 }
 
 func compatCmd(ctx context.Context, o *compatOptions, stdout, stderr io.Writer) error {
@@ -86,7 +82,7 @@ func compatCmd(ctx context.Context, o *compatOptions, stdout, stderr io.Writer) 
 		return err
 	}
 	if rep.Failed > 0 {
-		return exit(verdict.ExitEscape)
+		return cli.Exit(verdict.ExitEscape)
 	}
 	return nil
 }

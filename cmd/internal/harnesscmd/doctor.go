@@ -1,19 +1,15 @@
-package main
+package harnesscmd
 
 import (
 	"context"
 	"flag"
 	"io"
 
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/doctor"
 	"sandboxlab/report"
 	"sandboxlab/verdict"
 )
-
-func init() {
-	register(command{name: "doctor", summary: "say what this machine can give the sandbox, level by level",
-		args: reportUsage, help: doctorHelp}, doctorCmd)
-}
 
 func doctorHelp() string {
 	return "Examines this machine: the kernel features the layers are built on (user namespaces and the\n" +
@@ -31,12 +27,12 @@ type doctorOptions struct {
 	output
 }
 
-func (o *doctorOptions) setFlags(fs *flag.FlagSet) {
+func (o *doctorOptions) SetFlags(fs *flag.FlagSet) {
 	o.output.setFlags(fs, "doctor", &report.Doctor{}, false)
 }
 
-func (o *doctorOptions) validate(cl commandLine) error {
-	return firstError(cl.noArgs(), o.output.validate())
+func (o *doctorOptions) Validate(cl cli.Line) error {
+	return cli.FirstError(cl.NoArgs(), o.output.validate())
 }
 
 func doctorCmd(ctx context.Context, o *doctorOptions, stdout, stderr io.Writer) error {
@@ -48,7 +44,7 @@ func doctorCmd(ctx context.Context, o *doctorOptions, stdout, stderr io.Writer) 
 		return err
 	}
 	if !d.DefaultOK {
-		return exit(verdict.ExitRunRefused)
+		return cli.Exit(verdict.ExitRunRefused)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"context"
@@ -8,13 +8,9 @@ import (
 	"time"
 
 	"sandboxlab/checks/experiments"
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/report"
 )
-
-func init() {
-	register(command{name: "experiment", summary: "measure the course notes' experiments: cpu-quirk, nproc, layer-hiding",
-		args: "cpu-quirk|nproc|layer-hiding|all " + reportUsage + " " + progressUsage, help: experimentHelp}, experimentCmd)
-}
 
 func experimentHelp() string {
 	return "cpu-quirk     a busy loop under a 2 s CPU limit: no namespace, as PID 1, and as PID 1 with the soft limit only\n" +
@@ -31,20 +27,20 @@ type experimentOptions struct {
 	list []*experiments.Experiment // the experiments named, validated
 }
 
-func (o *experimentOptions) setFlags(fs *flag.FlagSet) {
+func (o *experimentOptions) SetFlags(fs *flag.FlagSet) {
 	o.output.setFlags(fs, "experiment", report.Experiments{}, true)
 }
 
-func (o *experimentOptions) validate(cl commandLine) error {
-	if len(cl.args) > 1 {
-		return fmt.Errorf("unexpected arguments %q", cl.args[1:])
+func (o *experimentOptions) Validate(cl cli.Line) error {
+	if len(cl.Args) > 1 {
+		return fmt.Errorf("unexpected arguments %q", cl.Args[1:])
 	}
 	if err := o.output.validate(); err != nil {
 		return err
 	}
 	name := ""
-	if len(cl.args) == 1 {
-		name = cl.args[0]
+	if len(cl.Args) == 1 {
+		name = cl.Args[0]
 	}
 	switch e := experiments.Lookup(name); {
 	case name == "all":

@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"errors"
@@ -7,19 +7,12 @@ import (
 	"io"
 	"strings"
 
-	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/verdict"
 )
 
 // The flags that several commands share, each group a type that the
 // commands' options embed.
-
-// The usage-line words of output's flags.
-const (
-	reportUsage   = "[--format FORMAT] [--out DIR]"
-	progressUsage = "[--quiet|--verbose]"
-)
 
 // selection is --suite and --only: which suites' members run, and which
 // of them.
@@ -55,35 +48,6 @@ func suiteChoices() []string {
 		out = append(out, string(s))
 	}
 	return append(out, verdict.AllSuites)
-}
-
-// defectFlag is --defect, which switches one planted defect on for the
-// rest of the process (the harness uses it; see 'sandboxlab mutate').
-type defectFlag struct{ defect string }
-
-func (d *defectFlag) setFlags(fs *flag.FlagSet) {
-	fs.StringVar(&d.defect, "defect", "", "switch on one planted `ID` (one of: "+strings.Join(mutants.IDs(), ", ")+")")
-}
-
-func (d *defectFlag) validate() error {
-	if d.defect == "" {
-		return nil
-	}
-	if _, err := mutants.Lookup(d.defect); err != nil {
-		return fmt.Errorf("--defect: %w", err)
-	}
-	if !mutants.Compiled {
-		return fmt.Errorf("--defect: %w", mutants.ErrNotCompiled)
-	}
-	return nil
-}
-
-// enable switches the defect on.
-func (d *defectFlag) enable() error {
-	if err := mutants.Enable(d.defect); err != nil {
-		return fmt.Errorf("--defect: %w", err)
-	}
-	return nil
 }
 
 // gateFlag is --fail-on, the gate's policy.
@@ -190,15 +154,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// listFlag is a flag that may be given more than once (--sandbox,
-// --allow).
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-
-func (l *listFlag) Set(s string) error {
-	*l = append(*l, s)
-	return nil
 }

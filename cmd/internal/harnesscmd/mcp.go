@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"context"
@@ -15,17 +15,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandboxlab/cmd/internal/cli"
+	"sandboxlab/cmd/internal/sandboxcmd"
 	"sandboxlab/mcpserver"
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
-
-func init() {
-	register(command{name: "mcp", summary: "serve the careful tool to an agent over MCP (stdin/stdout)",
-		args: "[--level N] [--timeout D] [--cpu D] [--memory SIZE] [--quota SIZE] [--allow HOST:PORT]... [--deny HOST:PORT]... " +
-			"[--resolve NAME=ADDR]... [--credential DEST=HEADER:VAR]...",
-		help: mcpHelp}, mcpCmd)
-}
 
 func mcpHelp() string {
 	return "Serves the Model Context Protocol on stdin and stdout, for an agent (Claude, Cursor, codex, any\n" +
@@ -41,7 +36,7 @@ func mcpHelp() string {
 		"level (L6 needs root with cgroup v1, or a delegated cgroup v2 subtree) it exits 125 with the\n" +
 		"reason, and runs nothing; choose a lower --level there. While the client thinks, the next\n" +
 		"run's namespaces, control group and init are made ahead (one waits at a time, for the program\n" +
-		"last run); each is used by one call only, and a call's clock starts when it is handed over.\n\n" + mcpNetworkHelp + "\n\n" + levelHelp
+		"last run); each is used by one call only, and a call's clock starts when it is handed over.\n\n" + mcpNetworkHelp + "\n\n" + sandboxcmd.LevelHelp
 }
 
 // mcpNetworkHelp says what --allow does for the server's runs.
@@ -59,33 +54,33 @@ type mcpOptions struct {
 	cpu     time.Duration
 	memory  string
 	quota   string
-	net     networkFlags
+	net     sandboxcmd.NetworkFlags
 
 	policy     sandbox.Policy // the level's, with the flags, validated
 	quotaBytes int64
 }
 
-func (o *mcpOptions) setFlags(fs *flag.FlagSet) {
+func (o *mcpOptions) SetFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.level, "level", 6, "isolation level `N`, 0 (bare) to 6 (hardened; see above)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop a run after `D` of wall-clock time (such as 30s or 5m; default the level's, 1.5s)")
 	fs.DurationVar(&o.cpu, "cpu", 0, "stop a run after `D` of CPU time, whole seconds (default the level's, 2s)")
 	fs.StringVar(&o.memory, "memory", "", "let a run use `SIZE` of memory (such as 512M or 2G; default the level's, 256M): real memory at level 6, address space below")
 	fs.StringVar(&o.quota, "quota", "", "let the session's directory hold `SIZE` (default 64M); runs are refused beyond it until files are deleted")
-	o.net.setFlags(fs)
+	o.net.AddFlags(fs)
 }
 
-func (o *mcpOptions) validate(cl commandLine) error {
-	if err := cl.noArgs(); err != nil {
+func (o *mcpOptions) Validate(cl cli.Line) error {
+	if err := cl.NoArgs(); err != nil {
 		return err
 	}
 	policy, err := sandbox.Preset(o.level)
 	if err != nil {
 		return fmt.Errorf("--level: %w", err)
 	}
-	if err := o.net.apply(&policy.Network); err != nil {
+	if err := o.net.Apply(&policy.Network); err != nil {
 		return err
 	}
-	if err := o.applyLimits(&policy, cl.given); err != nil {
+	if err := o.applyLimits(&policy, cl.Given); err != nil {
 		return err
 	}
 	if o.quotaBytes, err = parseSize("--quota", o.quota, 1<<20); err != nil {
@@ -189,7 +184,7 @@ func mcpCmd(ctx context.Context, o *mcpOptions, stdout, stderr io.Writer) error 
 	cfg := mcpserver.Config{Policy: o.policy, Quota: o.quotaBytes, Version: version(), Log: stderr}
 	err := mcpserver.Serve(ctx, cfg, mcpserver.GuardedTransport(os.Stdin, stdout, 0))
 	if errors.Is(err, mcpserver.ErrUnavailable) {
-		return failWith(verdict.ExitRunRefused, fmt.Errorf("%w; start it with a lower --level ('sandboxlab doctor' says which levels run here)", err))
+		return cli.FailWith(verdict.ExitRunRefused, fmt.Errorf("%w; start it with a lower --level ('sandboxlab doctor' says which levels run here)", err))
 	}
 	return err
 }

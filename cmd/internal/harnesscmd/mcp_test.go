@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"bytes"
@@ -8,18 +8,31 @@ import (
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"sandboxlab/cmd/internal/cli"
 )
+
+// command is this package's command name.
+func command(t *testing.T, name string) cli.Command {
+	t.Helper()
+	for _, c := range Commands() {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no command %q in harnesscmd", name)
+	return cli.Command{}
+}
 
 // mcpPolicy parses mcp's flags as the command does and returns its
 // options, or the usage error.
 func mcpPolicy(t *testing.T, args ...string) (*mcpOptions, error) {
 	t.Helper()
-	c, rest := lookup(append([]string{"mcp"}, args...))
-	assert.Assert(t, c != nil && c.name == "mcp")
-	o, _ := c.new()
-	cl, err := c.parse(c.flagSet(o, io.Discard), rest)
+	c := command(t, "mcp")
+	o, _ := c.New()
+	cl, err := c.Parse(c.FlagSet(o, io.Discard), args)
 	assert.NilError(t, err)
-	return o.(*mcpOptions), o.validate(cl)
+	return o.(*mcpOptions), o.Validate(cl)
 }
 
 // TestMCPLimits: --timeout, --cpu, --memory and --quota raise the level's
@@ -70,6 +83,6 @@ func TestMCPBadFlags(t *testing.T) {
 		assert.Check(t, is.ErrorContains(err, c.want), "%v", c.args)
 	}
 	var out, errs bytes.Buffer
-	assert.Equal(t, dispatch(t.Context(), []string{"mcp", "--cpu", "1.5s"}, &out, &errs), 1)
+	assert.Equal(t, cli.Dispatch(t.Context(), cli.Harness, Commands(), []string{"mcp", "--cpu", "1.5s"}, &out, &errs), 1)
 	assert.Check(t, is.Contains(errs.String(), "sandboxlab mcp: --cpu 1.5s: want whole seconds"))
 }

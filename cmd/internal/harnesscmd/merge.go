@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"context"
@@ -7,14 +7,10 @@ import (
 	"fmt"
 	"io"
 
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/harness"
 	"sandboxlab/report"
 )
-
-func init() {
-	register(command{name: "mutate merge", summary: "combine the JSON reports of sharded mutate runs into one report and gate",
-		args: "[--fail-on escape|any|never] " + reportUsage + " SHARD.json...", help: mergeHelp}, mergeCmd)
-}
 
 func mergeHelp() string {
 	return "Combines the JSON reports of 'mutate --shard K/N' runs (K = 1 to N, each once) into one report and\n" +
@@ -33,7 +29,7 @@ type mergeOptions struct {
 	shards []string
 }
 
-func (o *mergeOptions) setFlags(fs *flag.FlagSet) {
+func (o *mergeOptions) SetFlags(fs *flag.FlagSet) {
 	o.gateFlag.setFlags(fs)
 	// The same report as mutate's, so the same formats; it runs nothing,
 	// so it has no progress to show.
@@ -43,14 +39,14 @@ func (o *mergeOptions) setFlags(fs *flag.FlagSet) {
 	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, stryker, sarif (sarif for a flag mutation's shards)"
 }
 
-func (o *mergeOptions) validate(cl commandLine) error {
-	if err := firstError(o.output.validate(), o.gateFlag.validate()); err != nil {
+func (o *mergeOptions) Validate(cl cli.Line) error {
+	if err := cli.FirstError(o.output.validate(), o.gateFlag.validate()); err != nil {
 		return err
 	}
-	if len(cl.args) == 0 {
+	if len(cl.Args) == 0 {
 		return errors.New("name the shards' JSON reports")
 	}
-	o.shards = cl.args
+	o.shards = cl.Args
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"context"
@@ -16,18 +16,11 @@ import (
 	"time"
 
 	"sandboxlab"
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/harness"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 )
-
-func init() {
-	register(command{name: "mutate", summary: "switch on each planted defect in turn and diff what fails against predictions.yaml",
-		args: "[--predictions FILE] [--suite course|hardening|all] [--only ID,...] [--shard K/N] [--no-select] [--repeat N] [--masking]" +
-			" [-j N] [--timeout DURATION] [--fail-on escape|any|never] [--replay FILE] [--incremental FILE [--force]] [--since REV]" +
-			" [--sandbox NAME [--profiles FILE] [--pairs [--max-pairs N]]] " + reportUsage + " " + progressUsage,
-		help: mutateHelp}, mutateCmd)
-}
 
 func mutateHelp() string {
 	return "Runs the correct sandbox first (the baseline: every check must pass and the attack matrix must match\n" +
@@ -104,7 +97,7 @@ type mutateOptions struct {
 	shard harness.Shard // --shard, validated
 }
 
-func (o *mutateOptions) setFlags(fs *flag.FlagSet) {
+func (o *mutateOptions) SetFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.predictions, "predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
 	o.selection.setFlags(fs, "run only the defects `ID,...` (default: all of the suites; with it, only their suites run)")
 	fs.StringVar(&o.shardFlag, "shard", "", "run only the `K/N`-th slice of the defects (every N-th from the K-th), for a CI matrix")
@@ -130,8 +123,8 @@ func (o *mutateOptions) setFlags(fs *flag.FlagSet) {
 	fs.Lookup("format").Usage = "report `FORMAT` on stdout: text, markdown, json, junit, html, stryker, sarif (sarif with --sandbox)"
 }
 
-func (o *mutateOptions) validate(cl commandLine) error {
-	if err := firstError(cl.noArgs(), o.output.validate(), o.gateFlag.validate()); err != nil {
+func (o *mutateOptions) Validate(cl cli.Line) error {
+	if err := cli.FirstError(cl.NoArgs(), o.output.validate(), o.gateFlag.validate()); err != nil {
 		return err
 	}
 	switch {
@@ -154,14 +147,14 @@ func (o *mutateOptions) validate(cl commandLine) error {
 		return o.flags.validate(o, cl)
 	}
 	for _, f := range []string{"profiles", "pairs", "max-pairs"} {
-		if cl.given[f] {
+		if cl.Given[f] {
 			return fmt.Errorf("--%s goes with --sandbox NAME", f)
 		}
 	}
 	if o.f == report.SARIF {
 		return errors.New("--format sarif goes with --sandbox NAME (the planted defects' run has stryker and junit for CI)")
 	}
-	if o.replay != "" && (cl.given["suite"] || cl.given["shard"] || o.masking || o.repeat > 1 || o.noSelect || o.incremental != "" || o.since != "") {
+	if o.replay != "" && (cl.Given["suite"] || cl.Given["shard"] || o.masking || o.repeat > 1 || o.noSelect || o.incremental != "" || o.since != "") {
 		return errors.New("--replay judges the earlier run as it was: no --suite, --shard, --repeat, --no-select, --masking, --incremental or --since")
 	}
 	return o.validateIncremental()
@@ -358,7 +351,7 @@ func finishMutate(m *report.Mutation, out *output, stdout, stderr io.Writer) err
 			return fmt.Errorf("writing annotations: %w", err)
 		}
 	}
-	return exit(harness.ExitCode(m))
+	return cli.Exit(harness.ExitCode(m))
 }
 
 // sourceRoots lists where the planted sites' files may be found, most

@@ -1,4 +1,4 @@
-package main
+package harnesscmd
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"sandboxlab"
 	"sandboxlab/attacks"
 	"sandboxlab/attacks/backends"
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/harness"
 	"sandboxlab/report"
 	"sandboxlab/sandbox"
@@ -92,9 +93,9 @@ func (fm *flagMutation) setFlags(fs *flag.FlagSet) {
 }
 
 // validate resolves the sandbox and reads its command into groups.
-func (fm *flagMutation) validate(o *mutateOptions, cl commandLine) error {
+func (fm *flagMutation) validate(o *mutateOptions, cl cli.Line) error {
 	for _, f := range []string{"predictions", "no-select", "masking", "replay", "incremental", "force", "since", "fail-on"} {
-		if cl.given[f] {
+		if cl.Given[f] {
 			return fmt.Errorf("--sandbox and --%s: the flag mutation has no predictions, no planted defects and no gate of its own", f)
 		}
 	}
@@ -172,7 +173,7 @@ func finishFlags(f *report.FlagMutation, out *output, stdout io.Writer) error {
 	if err := stepSummary(f); err != nil {
 		return err
 	}
-	return exit(f.ExitCode())
+	return cli.Exit(f.ExitCode())
 }
 
 // stepSummary appends r's markdown to $GITHUB_STEP_SUMMARY under GitHub

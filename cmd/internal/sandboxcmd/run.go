@@ -1,4 +1,4 @@
-package main
+package sandboxcmd
 
 import (
 	"context"
@@ -15,16 +15,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
-
-func init() {
-	register(command{name: "run", summary: "run one command in the sandbox",
-		args: "[--level N] [--json] [--session DIR] [--allow HOST:PORT]... [--deny HOST:PORT]... [--resolve NAME=ADDR]... " +
-			"[--credential DEST=HEADER:VAR]... [--defect ID] [--] CMD [ARGS]",
-		help: runHelp, flagsFirst: true}, runCmd)
-}
 
 func runHelp() string {
 	return "Runs CMD under the level's policy and reports how it ended. Without --json it prints the\n" +
@@ -49,42 +43,42 @@ func runHelp() string {
 		"files_truncated; at L6 also memory_peak (bytes), pids_peak and forks_refused as the\n" +
 		"kernel counted them in the run's control group, and landlock_abi; with --allow, network\n" +
 		"(the proxy's log: time, method, host, port, allowed, rule, status, sent, received,\n" +
-		"credential, note, error) and network_dropped.\n\n" + networkHelp + "\n\n" + levelHelp + "\n" + exposedHelp()
+		"credential, note, error) and network_dropped.\n\n" + networkHelp + "\n\n" + LevelHelp + "\n" + exposedHelp()
 }
 
 // runOptions are run's flags and the command line to run.
 type runOptions struct {
-	defectFlag
+	cli.DefectFlag
 	level   int
 	json    bool
 	session string
-	net     networkFlags
+	net     NetworkFlags
 
 	argv   []string       // CMD and its arguments
 	policy sandbox.Policy // the level's, with the network flags, validated
 }
 
-func (o *runOptions) setFlags(fs *flag.FlagSet) {
+func (o *runOptions) SetFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.level, "level", 6, "isolation level `N`, 0 (bare) to 6 (hardened; see above)")
 	fs.BoolVar(&o.json, "json", false, "print the result as one JSON object")
 	fs.StringVar(&o.session, "session", "", "run in the session directory `DIR` made by 'sandboxlab session new' (kept afterwards)")
-	o.net.setFlags(fs)
-	o.defectFlag.setFlags(fs)
+	o.net.AddFlags(fs)
+	o.DefectFlag.AddFlag(fs)
 }
 
-func (o *runOptions) validate(cl commandLine) error {
-	if len(cl.args) == 0 {
+func (o *runOptions) Validate(cl cli.Line) error {
+	if len(cl.Args) == 0 {
 		return errors.New("no command given (sandboxlab run --help)")
 	}
-	o.argv = cl.args
-	if err := o.defectFlag.validate(); err != nil {
+	o.argv = cl.Args
+	if err := o.DefectFlag.Check(); err != nil {
 		return err
 	}
 	policy, err := sandbox.Preset(o.level)
 	if err != nil {
 		return fmt.Errorf("--level: %w", err)
 	}
-	if err := o.net.apply(&policy.Network); err != nil {
+	if err := o.net.Apply(&policy.Network); err != nil {
 		return err
 	}
 	if err := policy.Validate(); err != nil {
@@ -95,7 +89,7 @@ func (o *runOptions) validate(cl commandLine) error {
 }
 
 func runCmd(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error {
-	if err := o.enable(); err != nil {
+	if err := o.Enable(); err != nil {
 		return err
 	}
 	res, err := runOnce(ctx, o.policy, o.session, o.argv)
@@ -105,7 +99,7 @@ func runCmd(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error 
 		if o.json {
 			writeJSON(stdout, sandbox.NotRun(o.policy, err))
 		}
-		return failWith(startFailure(err), err)
+		return cli.FailWith(startFailure(err), err)
 	}
 	if o.json {
 		writeJSON(stdout, res)
@@ -114,9 +108,9 @@ func runCmd(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error 
 		}
 		switch res.Reason {
 		case sandbox.ReasonRefused:
-			return exit(verdict.ExitRunRefused)
+			return cli.Exit(verdict.ExitRunRefused)
 		case sandbox.ReasonBusy:
-			return exit(verdict.ExitRunBusy)
+			return cli.Exit(verdict.ExitRunBusy)
 		}
 		return nil
 	}
@@ -129,7 +123,7 @@ func runCmd(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "sandboxlab: network: %d more requests, past the log's limit\n", res.NetworkDropped)
 	}
 	fmt.Fprintln(stderr, statusLine(res))
-	return exit(exitStatus(res))
+	return cli.Exit(exitStatus(res))
 }
 
 // networkHelp says what --allow does, for --help.
@@ -141,8 +135,8 @@ const networkHelp = `network by allowlist (--allow, level 4 and up):
   resolves names itself, and logs every request; the log is printed after the program's
   output, one "sandboxlab: network:" line each. Every other connection fails.`
 
-// levelHelp says what each level adds, for --help.
-const levelHelp = `levels (each adds to the one below):
+// LevelHelp says what each level adds, for --help.
+const LevelHelp = `levels (each adds to the one below):
   0  bare: a 4 s watchdog
   1  limits: wall 1.5 s, CPU 2 s/3 s, 256 MiB address space, 10 MiB files, 64 files,
      output cap, leftovers swept, the whole tree killed on timeout
@@ -273,20 +267,20 @@ func startFailure(err error) int {
 	return verdict.ExitRunRefused
 }
 
-// networkFlags are run's flags for the network allowlist.
-type networkFlags struct {
-	allow, deny, resolve, credential listFlag
+// NetworkFlags are the flags of the network allowlist (run, mcp).
+type NetworkFlags struct {
+	allow, deny, resolve, credential cli.ListFlag
 }
 
-func (f *networkFlags) setFlags(fs *flag.FlagSet) {
+func (f *NetworkFlags) AddFlags(fs *flag.FlagSet) {
 	fs.Var(&f.allow, "allow", "let the program reach `HOST:PORT` through the egress proxy (repeatable; level 4 and up): a name, *.name for its subdomains only, or an IP address; the port a number or *")
 	fs.Var(&f.deny, "deny", "refuse `HOST:PORT` even where --allow admits it (repeatable; a deny wins; an address also refuses every name that resolves to it)")
 	fs.Var(&f.resolve, "resolve", "have the proxy connect to ADDR for the name NAME (`NAME=ADDR`, repeatable), before DNS is asked; DNS answers inside the host's own networks are refused")
 	fs.Var(&f.credential, "credential", "add the header HEADER, whose value is this command's environment variable VAR, to the program's plain-HTTP requests for DEST (`DEST=HEADER:VAR`, repeatable); the program never holds it")
 }
 
-// apply puts the flags into n.
-func (f networkFlags) apply(n *sandbox.Network) error {
+// Apply puts the flags into n.
+func (f NetworkFlags) Apply(n *sandbox.Network) error {
 	n.Allow, n.Deny = f.allow, f.deny
 	for _, kv := range f.resolve {
 		name, addr, ok := strings.Cut(kv, "=")

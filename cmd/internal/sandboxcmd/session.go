@@ -1,4 +1,4 @@
-package main
+package sandboxcmd
 
 import (
 	"context"
@@ -10,15 +10,9 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/sandbox"
 )
-
-func init() {
-	register(command{name: "session", summary: "make, remove or garbage-collect session directories that several runs share",
-		args: "new | rm DIR | gc [--root DIR]", help: sessionHelp}, sessionCmd)
-	register(command{name: "files", summary: "list, read, write or delete files of a session through the file API",
-		args: "--session DIR ls | get NAME | put NAME [FILE] | rm NAME", help: filesHelp}, filesCmd)
-}
 
 func sessionHelp() string {
 	return "'new' makes a session directory and prints its path; pass it to 'run --session' and\n" +
@@ -60,12 +54,12 @@ type sessionOptions struct {
 	dir  string // rm's
 }
 
-func (o *sessionOptions) setFlags(fs *flag.FlagSet) {
+func (o *sessionOptions) SetFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.root, "root", "", "for gc: the `DIR` holding the sessions (default $TMPDIR or /tmp)")
 }
 
-func (o *sessionOptions) validate(cl commandLine) error {
-	switch a := cl.args; {
+func (o *sessionOptions) Validate(cl cli.Line) error {
+	switch a := cl.Args; {
 	case len(a) == 1 && (a[0] == "new" || a[0] == "gc"):
 		o.verb = a[0]
 	case len(a) == 2 && a[0] == "rm":
@@ -73,7 +67,7 @@ func (o *sessionOptions) validate(cl commandLine) error {
 	default:
 		return errors.New("want new, rm DIR or gc [--root DIR]")
 	}
-	if cl.given["root"] && o.verb != "gc" {
+	if cl.Given["root"] && o.verb != "gc" {
 		return errors.New("--root is for gc")
 	}
 	return nil
@@ -111,16 +105,16 @@ type filesOptions struct {
 	args    []string // the operation's
 }
 
-func (o *filesOptions) setFlags(fs *flag.FlagSet) {
+func (o *filesOptions) SetFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.session, "session", "", "the session directory `DIR` (from 'sandboxlab session new')")
 }
 
-func (o *filesOptions) validate(cl commandLine) error {
+func (o *filesOptions) Validate(cl cli.Line) error {
 	if o.session == "" {
 		return errors.New("--session: name the session directory")
 	}
-	if len(cl.args) > 0 {
-		o.op, o.args = cl.args[0], cl.args[1:]
+	if len(cl.Args) > 0 {
+		o.op, o.args = cl.Args[0], cl.Args[1:]
 	}
 	switch n := len(o.args); o.op {
 	case "ls":
