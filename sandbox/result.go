@@ -37,6 +37,12 @@ const (
 	// held for the queue's bound: the machine is busy, nothing ran, and
 	// the same run may be tried again.
 	ReasonBusy Reason = "busy"
+	// ReasonInitLost: the sandbox failed. The run's init (PID 1 of its
+	// namespaces, the program's reaper at L6) ended without reporting
+	// the program's end, and its end took the program with it. How the
+	// program would have ended is unknown: ExitCode is -1, and Message
+	// says how the init ended.
+	ReasonInitLost Reason = "init_lost"
 )
 
 // What carried out a stop the sandbox decided (Result.StoppedBy).

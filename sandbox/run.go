@@ -237,6 +237,7 @@ type outcome struct {
 	used           usage
 	startMono      int64         // runStart.mono
 	initSetup      time.Duration // Result.InitSetup
+	initLost       bool          // the reaper ended without its report (ReasonInitLost)
 	stdout, stderr *stream
 	// group is what the kernel counted in the run's control group
 	// (nil without one); groupErr says why it could not be read or
@@ -438,6 +439,10 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 		setKernelCounts(res, p, *o.group)
 	}
 	res.Reason = classify(p, o.stoppedBy, ws, res)
+	if o.initLost {
+		// The init's status is not the program's: never report it as such.
+		res.Reason, res.ExitCode, res.Signal = ReasonInitLost, -1, ""
+	}
 	res.InitSetup = o.initSetup
 	res.TimedOut = o.stoppedBy == ReasonTimeout && !mutants.On(mutants.TimeoutHidden)
 	if o.stoppedBy != "" {
@@ -486,7 +491,8 @@ func reapedStatus(res *Result, o *outcome, end *initEnd, ws syscall.WaitStatus) 
 		res.CPU += o.used.cpu // read before the kill, as the init would have
 		return killedByNamespace
 	}
-	res.Message = "the sandbox's init (PID 1 of the run) ended without reporting how the program ended: " + waitText(ws)
+	res.Message = "the sandbox failed: its init (PID 1 of the run) ended without reporting how the program ended: " + waitText(ws)
+	o.initLost = true
 	return ws
 }
 

@@ -310,6 +310,10 @@ func headline(p sandbox.Policy, res *sandbox.Result) string {
 		return fmt.Sprintf("Error: not run: %s. Nothing ran, and code cannot free the space while runs are refused. "+
 			"What to try: delete files you no longer need with this tool's delete operation, then call again.",
 			strings.TrimSuffix(res.Message, "."))
+	case sandbox.ReasonInitLost:
+		return "Error: the sandbox failed: its init ended before it could report how the program ended, " +
+			"and took the program with it. The program's outcome is unknown, and its output may be cut short. " +
+			"What to try: call again; if the code signals process 1, it should not."
 	case sandbox.ReasonBusy:
 		return "Error: the machine is busy: every slot for running programs stayed taken while this call waited. " +
 			"Nothing ran, and nothing is wrong with the code. What to try: call again, unchanged."

@@ -107,7 +107,7 @@ func runCmd(ctx context.Context, o *runOptions, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stderr, "sandboxlab run: %v\n", err)
 		}
 		switch res.Reason {
-		case sandbox.ReasonRefused:
+		case sandbox.ReasonRefused, sandbox.ReasonInitLost:
 			return cli.Exit(verdict.ExitRunRefused)
 		case sandbox.ReasonBusy:
 			return cli.Exit(verdict.ExitRunBusy)
@@ -242,8 +242,8 @@ func statusLine(r *sandbox.Result) string {
 // container tools do.
 func exitStatus(r *sandbox.Result) int {
 	switch {
-	case r.Reason == sandbox.ReasonRefused:
-		return verdict.ExitRunRefused
+	case r.Reason == sandbox.ReasonRefused, r.Reason == sandbox.ReasonInitLost:
+		return verdict.ExitRunRefused // the sandbox failed, whatever the program did
 	case r.Reason == sandbox.ReasonBusy:
 		return verdict.ExitRunBusy
 	case r.Signal != "":
