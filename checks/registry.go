@@ -20,6 +20,7 @@ var hardening = []*Check{
 	hardProcessCap,
 	realMemoryLimit,
 	initHoldsDeadline,
+	initIgnoresSignals,
 	// L6 denies by default.
 	hostSocketAbsent,
 	noHostMetadata,

@@ -60,6 +60,7 @@ const (
 	LandlockWideWrite     ID = "landlock_wide_write"
 	PidsMonitorOnly       ID = "pids_monitor_only"
 	InitNoDeadline        ID = "init_no_deadline"
+	InitSignalsOpen       ID = "init_signals_open"
 	OOMFromText           ID = "oom_from_text"
 	NoAllowlistRoot       ID = "no_allowlist_root"
 	RootExposesVar        ID = "root_exposes_var"
@@ -109,6 +110,7 @@ var hardening = []Defect{
 	{LandlockWideWrite, "Landlock grants write beneath / instead of the session and its private directories", "sandbox/hardened.go", verdict.Hardening},
 	{PidsMonitorOnly, "the run's control group has no pids.max: the process cap is the polling monitor only", "sandbox/hardened.go", verdict.Hardening},
 	{InitNoDeadline, "the L6 init waits for its program without the run's deadline: only the supervisor's backstop, 250 ms later, ends a runaway", "sandbox/reaper.go", verdict.Hardening},
+	{InitSignalsOpen, "the L6 init keeps the signal handlers Go installed: a fault signal the program queues to PID 1 with a forged si_code crashes it, and SIGTERM before the init catches signals ends it", "sandbox/reaper.go", verdict.Hardening},
 	{OOMFromText, "the OOM flag and the memory stop come from the error text, not the kernel's count of OOM kills", "sandbox/run.go", verdict.Hardening},
 	{NoAllowlistRoot, "L6 builds no root of its own: the program sees the host's tree as at L5, its chosen paths hidden and scratch directories private", "sandbox/rootfs.go", verdict.Hardening},
 	{RootExposesVar, "the allowlist root exposes /var as well, read-only, as for programs that read /var/lib: the host's sockets and files there are in reach", "sandbox/rootfs.go", verdict.Hardening},

@@ -340,6 +340,10 @@ type execPlan struct {
 	sigmask       [1]uint64
 	restoreMask   bool
 	resetHandlers bool
+	// unignore is the set of signals (bit n-1 for signal n) the init made
+	// ignored for itself (shieldSignals), set back to the default before
+	// the exec: exec would keep them ignored.
+	unignore uint64
 	// statusFD gets a byte when the exec fails (-1: none): the reaper
 	// learns from it whether its child became the program.
 	statusFD int
@@ -400,6 +404,14 @@ func (e *execPlan) run() {
 	}
 	if e.resetHandlers {
 		resetSignalHandlers()
+	}
+	if e.unignore != 0 {
+		var dfl kernelSigaction
+		for sig := uintptr(1); sig <= 64; sig++ {
+			if e.unignore&(1<<(sig-1)) != 0 {
+				syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+			}
+		}
 	}
 	if e.restoreMask {
 		syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&e.sigmask[0])), 0, 8, 0, 0)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -69,13 +70,11 @@ func reap(r *reaperInit, plan *execPlan, sigs chan os.Signal) error {
 	if err := unix.Pipe2(wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return &initFailure{kind: InitExecFailed, step: StepExec, err: err}
 	}
+	plan.unignore = shieldSignals(sigs != nil)
 	pid, pidfd, err := forkProgram(plan)
 	if err != nil {
 		return err
 	}
-	// The program has exec'd: what the init does to its own signals from
-	// here on is not inherited.
-	signal.Ignore(unix.SIGQUIT, unix.SIGABRT)
 	catch := func() { catchSignals(sigs) }
 	if sigs != nil {
 		catch = nil
@@ -98,17 +97,59 @@ func reap(r *reaperInit, plan *execPlan, sigs chan os.Signal) error {
 // catchSignals relays to sigs the signals the init forwards and SIGCHLD
 // (an orphan it adopted has ended; ignoring SIGCHLD would have the kernel
 // reap the orphans, but the program too, once it has exec'd, whatever its
-// exit signal). It also keeps the program from ending its own run by
-// signalling PID 1. From inside its namespace PID 1 gets only the signals
-// it has a handler for, never SIGKILL or SIGSTOP, but Go's runtime has one
-// for every signal and would die of SIGQUIT, SIGABRT (which reap ignores),
-// or a SIGSEGV, SIGSYS or the like sent by kill, which os/signal cannot
-// ignore: those are relayed and dropped (see forward). Signals are named
-// one by one: enabling each of the others costs a round trip to the
-// runtime's signal-mask thread (about 0.5 ms here), several ms for all.
+// exit signal). The init is deaf to every other signal (shieldSignals).
+// Signals are named one by one: enabling each costs a round trip to the
+// runtime's signal-mask thread (about 0.5 ms here).
 func catchSignals(sigs chan<- os.Signal) {
-	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGWINCH, unix.SIGCHLD,
-		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGWINCH, unix.SIGCHLD)
+}
+
+// forwarded are the signals the init passes on to the program.
+var forwarded = [...]syscall.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGWINCH}
+
+// shieldSignals makes the init deaf to every signal the program could
+// send it, before the program exists, and returns the set it made
+// ignored, which the program's process sets back to the default before
+// its exec. From inside its namespace PID 1 gets only the signals it has
+// a handler for, but Go's runtime has one for nearly every signal: it
+// dies of SIGQUIT, SIGABRT, SIGSTKFLT, SIGILL, SIGTRAP or SIGSYS, and
+// takes a SIGSEGV, SIGBUS or SIGFPE whose si_code is not SI_USER or
+// SI_TKILL (rt_sigqueueinfo lets a sender choose any negative one) for a
+// fault of its own, and panics. os/signal cannot ignore those: the
+// kernel's handler table can, and the runtime never reinstalls a handler
+// it installed at start. What is left handled is SIGCHLD and SIGURG,
+// which the runtime only ever reads as a wake-up or a preemption request,
+// and the forwarded signals, which reach the runtime as notifications
+// whatever their si_code: caught already (caught), or ignored through
+// os/signal until catchSignals, so that one sent before then ends
+// nothing. A signal the init was started ignoring stays ignored for the
+// program, as exec keeps it.
+func shieldSignals(caught bool) (ignored uint64) {
+	if mutants.On(mutants.InitSignalsOpen) {
+		return 0 // the defect: the handlers Go installed stay
+	}
+	if !caught {
+		signal.Ignore(forwarded[0], forwarded[1], forwarded[2], forwarded[3])
+		for _, s := range forwarded {
+			ignored |= 1 << (s - 1)
+		}
+	}
+	ign := kernelSigaction{handler: 1} // SIG_IGN
+	var old kernelSigaction
+	for sig := 1; sig <= 64; sig++ {
+		switch s := syscall.Signal(sig); {
+		case s == unix.SIGKILL, s == unix.SIGSTOP, s == unix.SIGCHLD, s == unix.SIGURG, slices.Contains(forwarded[:], s):
+			continue
+		}
+		syscall.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+		if old.handler == 1 {
+			continue // ignored from the start: the program's too
+		}
+		if _, _, errno := syscall.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&ign)), 0, 8, 0, 0); errno == 0 {
+			ignored |= 1 << (sig - 1)
+		}
+	}
+	return ignored
 }
 
 // hideConfig blanks the init's config in its argv, which the program

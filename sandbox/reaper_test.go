@@ -444,3 +444,50 @@ func TestReaperRecords(t *testing.T) {
 		assert.Check(t, is.ErrorIs(err, errInitReport), name)
 	}
 }
+
+// TestReaperDeafToSignals: the program signals PID 1 every way it may,
+// with every si_code the kernel lets it choose (the check
+// init_ignores_signals's program), and tries to trace it; then it loops.
+// The init lives on and ends the run at its deadline.
+func TestReaperDeafToSignals(t *testing.T) {
+	hardenedHere(t)
+	src, err := os.ReadFile(filepath.Join("..", "checks", "programs", "signal_pid1.py"))
+	assert.NilError(t, err)
+	p := MustPreset(6)
+	p.Limits.Wall = 3 * time.Second
+	s, err := NewSession(Options{Policy: p, Root: testRoot(t)})
+	assert.NilError(t, err)
+	defer func() { assert.Check(t, s.Close()) }()
+	loop := string(src) + "\nwhile True:\n    time.sleep(0.01)\n"
+	res, err := s.Run(context.Background(), Command{Path: python, Args: []string{"-c", loop, "0"}})
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(res.Stdout, "delivered kill=64"), "stderr: %s", res.Stderr)
+	assert.Check(t, !strings.Contains(res.Stdout, "rt_sigqueueinfo=0"), "no forged si_code reached PID 1: %s", res.Stdout)
+	assert.Check(t, is.Equal(res.Reason, ReasonTimeout), "%s: %s", res.Message, res.Stderr)
+	assert.Check(t, is.Equal(res.StoppedBy, StoppedByInit))
+}
+
+// TestInitLostIsItsOwnReason: an init killed from outside (SIGKILL, which
+// nothing inside can send it) ends the run as init_lost, never with the
+// init's status taken for the program's.
+func TestInitLostIsItsOwnReason(t *testing.T) {
+	hardenedHere(t)
+	p := MustPreset(6)
+	p.Limits.Wall, p.Watchdog = 20*time.Second, 20*time.Second
+	s, err := NewSession(Options{Policy: p, Root: testRoot(t)})
+	assert.NilError(t, err)
+	defer func() { assert.Check(t, s.Close()) }()
+	tok := token(t)
+	go func() {
+		if init, _ := initOf(tok); init != 0 {
+			unix.Kill(init, unix.SIGKILL)
+		}
+	}()
+	res, err := s.Run(context.Background(), Command{Path: python, Args: []string{"-c", "import time\ntime.sleep(15)", tok}})
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(res.Reason, ReasonInitLost))
+	assert.Check(t, is.Equal(res.ExitCode, -1))
+	assert.Check(t, is.Contains(res.Message, "the sandbox failed"))
+	assert.Check(t, is.Contains(res.Message, "killed by SIGKILL"))
+	assert.Check(t, res.Wall < 10*time.Second, "the run ended with its init: %v", res.Wall)
+}
