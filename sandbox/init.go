@@ -402,16 +402,8 @@ func (e *execPlan) run() {
 			e.fail(e.limitFails[i], errno)
 		}
 	}
-	if e.resetHandlers {
-		resetSignalHandlers()
-	}
-	if e.unignore != 0 {
-		var dfl kernelSigaction
-		for sig := uintptr(1); sig <= 64; sig++ {
-			if e.unignore&(1<<(sig-1)) != 0 {
-				syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
-			}
-		}
+	if e.resetHandlers || e.unignore != 0 {
+		resetSignalHandlers(e.unignore)
 	}
 	if e.restoreMask {
 		syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&e.sigmask[0])), 0, 8, 0, 0)
@@ -428,18 +420,19 @@ type kernelSigaction struct {
 }
 
 // resetSignalHandlers sets every signal's handler to the default, as exec
-// would, but leaves an ignored signal ignored, as exec does.
+// would. An ignored signal stays ignored, as exec keeps it, unless it is
+// in unignore.
 //
 //go:nosplit
 //go:norace
-func resetSignalHandlers() {
+func resetSignalHandlers(unignore uint64) {
 	var dfl, old kernelSigaction
 	for sig := uintptr(1); sig <= 64; sig++ {
 		if sig == uintptr(unix.SIGKILL) || sig == uintptr(unix.SIGSTOP) {
 			continue
 		}
 		syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&dfl)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
-		if old.handler == 1 { // SIG_IGN
+		if old.handler == 1 && unignore&(1<<(sig-1)) == 0 { // SIG_IGN
 			syscall.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
 		}
 	}

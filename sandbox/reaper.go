@@ -141,11 +141,8 @@ func shieldSignals(caught bool) (ignored uint64) {
 		case s == unix.SIGKILL, s == unix.SIGSTOP, s == unix.SIGCHLD, s == unix.SIGURG, slices.Contains(forwarded[:], s):
 			continue
 		}
-		syscall.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0)
-		if old.handler == 1 {
-			continue // ignored from the start: the program's too
-		}
-		if _, _, errno := syscall.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&ign)), 0, 8, 0, 0); errno == 0 {
+		_, _, errno := syscall.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&ign)), uintptr(unsafe.Pointer(&old)), 8, 0, 0)
+		if errno == 0 && old.handler != 1 { // one ignored from the start stays so for the program
 			ignored |= 1 << (sig - 1)
 		}
 	}
