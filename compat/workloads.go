@@ -449,6 +449,9 @@ printf '#!/bin/sh\necho "$1-$1"\n' > twice.sh && chmod +x twice.sh && test "$(./
 `},
 	{Name: "sh-ps", What: "sh: ps and /proc show the run's own processes", Needs: "/usr/bin/ps", Shell: `
 sleep 5 & pid=$!
+# The child is the shell until it has execed sleep: on a busy machine ps
+# can come first.
+i=0; while [ "$(cat /proc/$pid/comm)" != sleep ] && [ $i -lt 500 ]; do i=$((i+1)); sleep 0.01; done
 ps -e -o pid,comm | grep -q "^ *$pid sleep$"
 test "$(cat /proc/$pid/comm)" = sleep
 kill $pid
