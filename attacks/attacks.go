@@ -65,6 +65,8 @@ var hardeningRows = []string{
 	"kernel_surface", "compat_syscall", "write_outside", "memory_fanout",
 	// L6 denies by default.
 	"reach_host_socket", "change_host_metadata", "unlisted_syscall", "disk_flood",
+	// L6 shares nothing with the host.
+	"host_identity", "aio_hog", "watch_host",
 	// Network by allowlist, through the egress proxy.
 	"egress_lookalike", "egress_smuggle", "egress_credential_read", "egress_deny_bypass",
 }

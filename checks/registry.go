@@ -14,6 +14,7 @@ var hardening = []*Check{
 	sessionsApart,
 	noHostSockets,
 	freshKeyring,
+	tracedNotEnded,
 	// L6, hardened.
 	syscallFilter,
 	landlockFS,
@@ -26,6 +27,11 @@ var hardening = []*Check{
 	noHostMetadata,
 	unlistedSyscalls,
 	diskCappedInRun,
+	// L6 shares nothing with the host.
+	noHostIdentity,
+	noMachineAIO,
+	noHostWatch,
+	noHostWriteback,
 	// Network by allowlist, through the egress proxy.
 	egressAllowed,
 	egressUnlistedRefused,

@@ -51,6 +51,7 @@ const (
 	IPCShared          ID = "ipc_shared"
 	SessionParentBound ID = "session_parent_bound"
 	KeyringInherited   ID = "keyring_inherited"
+	TraceStopEnded     ID = "trace_stop_ended"
 
 	// Beyond the course: L6, hardened.
 	NoSeccomp             ID = "no_seccomp"
@@ -65,6 +66,14 @@ const (
 	NoAllowlistRoot       ID = "no_allowlist_root"
 	RootExposesVar        ID = "root_exposes_var"
 	SessionStoreUnbounded ID = "session_store_unbounded"
+
+	// Beyond the course: L6 shares nothing with the host.
+	HostnameShared   ID = "hostname_shared"
+	ProcIdentityOpen ID = "proc_identity_open"
+	CgroupNSShared   ID = "cgroup_ns_shared"
+	AIOAllowed       ID = "aio_allowed"
+	InotifyAllowed   ID = "inotify_allowed"
+	SyncAllowed      ID = "sync_allowed"
 
 	// Beyond the course: network by allowlist, through the egress proxy.
 	EgressSuffixMatch          ID = "egress_suffix_match"
@@ -103,6 +112,7 @@ var hardening = []Defect{
 	{IPCShared, "no IPC namespace: System V objects and POSIX message queues the program makes stay on the host", "sandbox/run.go", verdict.Hardening},
 	{SessionParentBound, "the directory holding the sessions is bound back instead of the session's own, so sibling sessions are in sight", "sandbox/private.go", verdict.Hardening},
 	{KeyringInherited, "the program keeps the harness's session keyring and can read its keys", "sandbox/init.go", verdict.Hardening},
+	{TraceStopEnded, "the supervisor takes a traced stop of the run's first process for its end: a program that makes it its tracer and stops itself is reported ended while it and its children go on", "sandbox/run.go", verdict.Hardening},
 	{NoSeccomp, "the system-call filter is built but never installed", "sandbox/init.go", verdict.Hardening},
 	{SeccompArchUnchecked, "the filter does not check the architecture, so the 32-bit entry point reaches calls it denies", "sandbox/seccomp/build.go", verdict.Hardening},
 	{SeccompCloneUnchecked, "the filter lets clone through whatever its flags, new namespaces included", "sandbox/seccomp/build.go", verdict.Hardening},
@@ -115,6 +125,12 @@ var hardening = []Defect{
 	{NoAllowlistRoot, "L6 builds no root of its own: the program sees the host's tree as at L5, its chosen paths hidden and scratch directories private", "sandbox/rootfs.go", verdict.Hardening},
 	{RootExposesVar, "the allowlist root exposes /var as well, read-only, as for programs that read /var/lib: the host's sockets and files there are in reach", "sandbox/rootfs.go", verdict.Hardening},
 	{SessionStoreUnbounded, "the session's filesystem is mounted without its size and inode limits: a run can write past the quota", "sandbox/disk.go", verdict.Hardening},
+	{HostnameShared, "the L6 init leaves the host's name in the run's own UTS namespace", "sandbox/init.go", verdict.Hardening},
+	{ProcIdentityOpen, "the L6 init leaves /proc's boot id, kernel command line and lock list unmasked: they are the host's", "sandbox/init.go", verdict.Hardening},
+	{CgroupNSShared, "the L6 run has no cgroup namespace of its own: /proc/self/cgroup names its group as the host does, with the harness's pid and start", "sandbox/init.go", verdict.Hardening},
+	{AIOAllowed, "the filter lets the old asynchronous I/O calls through: io_setup takes events from the machine-wide fs.aio-max-nr", "sandbox/seccomp/build.go", verdict.Hardening},
+	{InotifyAllowed, "the filter lets inotify through: a watch on the root's system directories, the host's own inodes, sees the host's processes use them", "sandbox/seccomp/build.go", verdict.Hardening},
+	{SyncAllowed, "the filter lets sync and syncfs through: they write back the dirty data of every process on the host's filesystems", "sandbox/seccomp/build.go", verdict.Hardening},
 	{EgressSuffixMatch, "the egress proxy matches a rule's name as a string suffix, so evilexample.com passes for *.example.com", "sandbox/egress/rules.go", verdict.Hardening},
 	{EgressPortIgnored, "the egress proxy ignores a rule's port: an allowed host is reachable on every port", "sandbox/egress/rules.go", verdict.Hardening},
 	{EgressDenyIgnored, "the egress proxy never reads the deny list", "sandbox/egress/rules.go", verdict.Hardening},

@@ -155,6 +155,9 @@ var (
 	exhaustion = AttackClass{"exhaustion", 4.0, "the program exhausts a host resource (CPU time, memory, disk, descriptors, " +
 		"processes, the harness's memory through output): denial of service to the host and its other users, bounded and with " +
 		"nothing read or changed"}
+	hostView = AttackClass{"host-view", 3.0, "the program learns about the host beyond its sandbox (its name, its boot, the " +
+		"kernel's command line, the locks and files other processes hold and use): nothing of the user's read or changed, but " +
+		"runs become linkable to one machine, an exploit learns where it is, and the host's activity leaks"}
 	unclassified = AttackClass{"unclassified", 5.0, "not yet classified: a medium default until its class is chosen"}
 )
 
@@ -170,6 +173,7 @@ var attackClasses = map[string]AttackClass{
 	"read_other_session": crossBoundary, "host_socket": crossBoundary,
 	"privileged_mount": kernelSurface, "kernel_surface": kernelSurface, "unlisted_syscall": kernelSurface,
 	"reach_host_socket": crossBoundary, "change_host_metadata": hostWrite, "disk_flood": exhaustion,
+	"host_identity": hostView, "aio_hog": exhaustion, "watch_host": hostView,
 	"egress_deny_bypass": exfiltration,
 }
 

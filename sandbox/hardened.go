@@ -52,7 +52,10 @@ const cgroupTasksFD = 4
 type runGroup struct {
 	g     *cgroup.Group
 	tasks []*os.File // v1: the group's tasks files, for the init
-	pids  int64      // the group's pids.max (0: none)
+	// home are the tasks files of the groups the group was made in, one
+	// per hierarchy, for an init that enters a cgroup namespace (v1).
+	home []*os.File
+	pids int64 // the group's pids.max (0: none)
 }
 
 // newRunGroup makes the group p asks for, or nil when it asks for none.
@@ -112,6 +115,22 @@ func (rg *runGroup) attach(cmd *exec.Cmd, cfg *initConfig) error {
 	cfg.CgroupTasks = len(rg.tasks)
 	// After the init's error pipe (fd 3): cgroupTasksFD and on.
 	cmd.ExtraFiles = append(cmd.ExtraFiles, rg.tasks...)
+	if cfg.OwnIdentity {
+		// The parent's tasks files, right after the group's: the init
+		// leaves the group through them once its namespace is rooted there
+		// (see enterCgroupNamespace). It is made below the caller's own
+		// group, where the init starts.
+		for _, dir := range rg.g.Dirs() {
+			f, err := os.OpenFile(filepath.Join(filepath.Dir(dir), "tasks"), os.O_WRONLY, 0)
+			if err != nil {
+				rg.closeTasks()
+				return fmt.Errorf("%w: opening the caller's control group: %w", ErrUnavailable, err)
+			}
+			rg.home = append(rg.home, f)
+		}
+		cfg.CgroupHome = len(rg.home)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, rg.home...)
+	}
 	return nil
 }
 
@@ -120,10 +139,10 @@ func (rg *runGroup) attach(cmd *exec.Cmd, cfg *initConfig) error {
 func (rg *runGroup) started() { rg.closeTasks() }
 
 func (rg *runGroup) closeTasks() {
-	for _, f := range rg.tasks {
+	for _, f := range append(rg.tasks, rg.home...) {
 		f.Close()
 	}
-	rg.tasks = nil
+	rg.tasks, rg.home = nil, nil
 }
 
 // finish reads what the kernel counted for the run and removes the

@@ -43,6 +43,9 @@ type initConfig struct {
 	PrivateMounts bool
 	// MountProc mounts a fresh /proc for the new PID namespace.
 	MountProc bool
+	// OwnIdentity names the run and masks the host's identity in its
+	// /proc (see Hardened.OwnIdentity).
+	OwnIdentity bool
 	// Hide lists paths to cover (see Filesystem.Hide).
 	Hide []string
 	// Private lists directories to cover with a private tmpfs, and Session
@@ -59,6 +62,10 @@ type initConfig struct {
 	// per cgroup v1 hierarchy) the init holds from cgroupTasksFD on: it
 	// joins the group through them just before it execs the program.
 	CgroupTasks int
+	// CgroupHome is how many tasks files of the groups the run's group
+	// was made in follow those of the run's group (v1, with OwnIdentity;
+	// see enterCgroupNamespace).
+	CgroupHome int
 	// Landlock restricts the filesystem (see Hardened.Landlock); nil: no
 	// Landlock. LandlockABI is the least ABI accepted.
 	Landlock    *landlock.Rules
@@ -193,6 +200,7 @@ var setupSteps = []struct {
 	{StepEgress, openEgress},
 	{StepPrivateMounts, makeMountsPrivate},
 	{StepMountProc, mountProc},
+	{StepIdentity, takeOwnIdentity},
 	{StepHide, hidePaths},
 	{StepPrivateDirs, coverPrivateDirs},
 	{StepRoot, enterRoot},
@@ -241,6 +249,84 @@ func mountProc(cfg *initConfig) error {
 		return fmt.Errorf("mounting proc on /proc: %w", err)
 	}
 	return nil
+}
+
+// runHostname is the host name of every run (bubblewrap and podman
+// name theirs too): the same for all, so that it tells nothing of the
+// host or the session.
+const runHostname = "sandbox"
+
+// hostIdentityFiles are the files of /proc that show the host's identity
+// in every namespace: the boot id, the kernel's command line, and every
+// lock on the machine with its holder's inode and device. Each is
+// covered with /dev/null, as runc masks files.
+var hostIdentityFiles = []string{"/proc/sys/kernel/random/boot_id", "/proc/cmdline", "/proc/locks"}
+
+// takeOwnIdentity names the run in its UTS namespace and masks the
+// host's identity in its /proc, before the root clones /proc with what
+// is mounted on it.
+func takeOwnIdentity(cfg *initConfig) error {
+	if !cfg.OwnIdentity {
+		return nil
+	}
+	if !mutants.On(mutants.HostnameShared) {
+		if err := unix.Sethostname([]byte(runHostname)); err != nil {
+			return fmt.Errorf("naming the run %s: %w", runHostname, err)
+		}
+		if err := unix.Setdomainname([]byte("(none)")); err != nil {
+			return fmt.Errorf("clearing the run's domain name: %w", err)
+		}
+	}
+	if !mutants.On(mutants.CgroupNSShared) {
+		if err := enterCgroupNamespace(cfg); err != nil {
+			return err
+		}
+	}
+	if mutants.On(mutants.ProcIdentityOpen) {
+		return nil
+	}
+	for _, path := range hostIdentityFiles {
+		if err := hide(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enterCgroupNamespace gives the init's thread, and so the program, a
+// cgroup namespace rooted at the run's group: /proc/self/cgroup then
+// shows "/" where it showed the group's path below the harness's. A
+// namespace is rooted where its creator is, so on v1 the thread joins
+// the run's group, unshares, and goes back to the parent: the init stays
+// out of the group (its limits and process count are the program's),
+// and its threads show as "/.." from inside. On v2 the init was cloned
+// into the group, and stays there.
+func enterCgroupNamespace(cfg *initConfig) error {
+	for i := 0; i < cfg.CgroupHome; i++ {
+		if err := writeTasks(cgroupTasksFD + i); err != nil {
+			return fmt.Errorf("joining the run's control group to root a namespace there: %w", err)
+		}
+	}
+	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+		return fmt.Errorf("making a cgroup namespace: %w", err)
+	}
+	for fd := cgroupTasksFD + cfg.CgroupTasks; fd < cgroupTasksFD+cfg.CgroupTasks+cfg.CgroupHome; fd++ {
+		if err := writeTasks(fd); err != nil {
+			return fmt.Errorf("leaving the run's control group: %w", err)
+		}
+		unix.Close(fd)
+	}
+	return nil
+}
+
+// writeTasks moves the calling thread into the group whose tasks file is
+// open on fd.
+func writeTasks(fd int) error {
+	_, err := unix.Write(fd, []byte{'0'})
+	for err == unix.EINTR {
+		_, err = unix.Write(fd, []byte{'0'})
+	}
+	return err
 }
 
 func hidePaths(cfg *initConfig) error {

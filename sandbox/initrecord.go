@@ -99,6 +99,7 @@ const (
 	StepEgress                            // opening the way to the egress proxy
 	StepPrivateMounts                     // making every mount private
 	StepMountProc                         // mounting /proc
+	StepIdentity                          // naming the run and masking the host's identity in /proc
 	StepHide                              // hiding a path
 	StepPrivateDirs                       // covering the scratch directories
 	StepRoot                              // building the allowlist root and pivoting into it
@@ -115,7 +116,7 @@ const (
 )
 
 var stepNames = [stepEnd]string{"", "starting the init", "opening the egress relay", "making mounts private",
-	"mounting /proc", "hiding a path", "covering the private directories", "building the program's root", "joining a fresh keyring",
+	"mounting /proc", "taking the run's own identity", "hiding a path", "covering the private directories", "building the program's root", "joining a fresh keyring",
 	"dropping capabilities", "setting no_new_privs", "restricting with Landlock", "installing the system-call filter",
 	"joining the control group", "passing the environment", "setting resource limits", "executing the program"}
 

@@ -53,6 +53,7 @@ var Layers = []Layer{
 	{"cgroup_memory", 6, func(p Policy) bool { return p.Hardened.Cgroup.Memory > 0 }, func(p *Policy) { p.Hardened.Cgroup.Memory = 0 }},
 	{"cgroup_pids", 6, func(p Policy) bool { return p.Hardened.Cgroup.Pids > 0 }, func(p *Policy) { p.Hardened.Cgroup.Pids = 0 }},
 	{"cpu_weight", 6, func(p Policy) bool { return p.Hardened.Cgroup.CPUWeight > 0 }, func(p *Policy) { p.Hardened.Cgroup.CPUWeight = 0 }},
+	{"own_identity", 6, func(p Policy) bool { return p.Hardened.OwnIdentity }, func(p *Policy) { p.Hardened.OwnIdentity = false }},
 	{"reaper", 6, func(p Policy) bool { return p.Processes.Reaper }, func(p *Policy) { p.Processes.Reaper = false }},
 }
 

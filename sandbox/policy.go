@@ -262,6 +262,13 @@ type Hardened struct {
 	// for a session made without one, the run is refused
 	// (ErrUnavailable). Zero keeps only the quota's check before each run.
 	SessionInodes int
+	// OwnIdentity gives the run an identity of its own instead of the
+	// host's: the host name "sandbox" in its UTS namespace, and the boot
+	// id, the kernel's command line and the lock list of its /proc
+	// masked (the kernel shows the host's in every namespace). It needs
+	// Filesystem.OwnIPC, which brings the UTS namespace, and
+	// Processes.Namespace, which brings the run's own /proc.
+	OwnIdentity bool
 }
 
 // Cgroup is the control group of a run. A zero field sets no such limit;
@@ -329,7 +336,8 @@ func Preset(n int) (Policy, error) {
 		p.Processes.Reaper = true
 		p.Filesystem.Expose = DefaultExposed()
 		p.Hardened = Hardened{NoNewPrivs: true, SyscallFilter: true, Landlock: true, LandlockABI: 1,
-			Cgroup: Cgroup{Memory: 256 << 20, Pids: 16, CPUWeight: 100}, SessionInodes: DefaultSessionInodes}
+			Cgroup: Cgroup{Memory: 256 << 20, Pids: 16, CPUWeight: 100}, SessionInodes: DefaultSessionInodes,
+			OwnIdentity: true}
 		// The limit is on real memory now: a runtime that reserves a large
 		// address space but touches little (Go, Java, numpy) can start.
 		p.Limits.AddressSpace = 0

@@ -269,6 +269,7 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 	readers.Read(ps.outR, o.stdout)
 	readers.Read(ps.errR, o.stderr)
 	proc := child.Hold(cmd.Process.Pid)
+	proc.StopIsEnd = mutants.On(mutants.TraceStopEnded)
 	sup := startSupervisor(ctx, p, proc, rs.reaper, rg.capsProcesses(p.Processes.Max))
 	stopped := false
 	if rs.early {
@@ -667,8 +668,13 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	default:
 		l.attr.Cloneflags |= syscall.CLONE_NEWNET
 	}
-	if p.Filesystem.OwnIPC && !mutants.On(mutants.IPCShared) {
-		l.attr.Cloneflags |= syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+	if p.Filesystem.OwnIPC {
+		// The UTS namespace comes with the IPC one, and stays without it
+		// under ipc_shared: L6's init names the run in it.
+		l.attr.Cloneflags |= syscall.CLONE_NEWUTS
+		if !mutants.On(mutants.IPCShared) {
+			l.attr.Cloneflags |= syscall.CLONE_NEWIPC
+		}
 	}
 	l.cfg.Hide = p.Filesystem.Hide
 	l.cfg.Private = privateDirs(p.Filesystem.Private)
@@ -688,6 +694,7 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 		l.cfg.Landlock, l.cfg.LandlockABI = &r, p.Hardened.LandlockABI
 	}
 	l.cfg.SyscallFilter = p.Hardened.SyscallFilter
+	l.cfg.OwnIdentity = p.Hardened.OwnIdentity
 	l.cfg.NoNewPrivs = p.Hardened.NoNewPrivs
 	if l.cfg.MountProc || len(l.cfg.Hide) > 0 || len(l.cfg.Private) > 0 {
 		l.attr.Cloneflags |= syscall.CLONE_NEWNS

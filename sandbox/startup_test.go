@@ -47,26 +47,48 @@ func TestInitEnvNotPassedOn(t *testing.T) {
 func TestProgramStartsInItsGroup(t *testing.T) {
 	hardenedHere(t)
 	root := testRoot(t)
-	for range 5 {
-		s, err := NewSession(Options{Policy: MustPreset(6), Root: root})
+	own := "/sandboxlab-run-" + strconv.Itoa(os.Getpid()) + "-"
+	for i := range 6 {
+		// Without a cgroup namespace the program names its group as the
+		// host does; with one (L6's default) it is the namespace's root,
+		// "/", and the init, which stays outside, is "/..": the root is
+		// the group, not where the init started.
+		namespace := i%2 == 1
+		p := MustPreset(6)
+		p.Hardened.OwnIdentity = namespace
+		s, err := NewSession(Options{Policy: p, Root: root})
 		assert.NilError(t, err)
-		res, err := s.Run(context.Background(), Command{Path: "/bin/cat", Args: []string{"/proc/self/cgroup"}})
+		res, err := s.Run(context.Background(), Command{Path: "/bin/sh", Args: []string{"-c", "cat /proc/self/cgroup; echo; cat /proc/1/cgroup"}})
 		assert.NilError(t, err)
 		assert.Check(t, s.Close())
-		own := "/sandboxlab-run-" + strconv.Itoa(os.Getpid()) + "-"
+		self, init, _ := strings.Cut(res.Stdout, "\n\n")
 		for _, ctl := range []string{"memory", "pids"} {
-			line := ""
-			for _, l := range strings.Split(res.Stdout, "\n") {
-				if f := strings.SplitN(l, ":", 3); len(f) == 3 && (f[1] == ctl || f[1] == "") {
-					line = l // v1: the controller's line; v2: the unified one
-					if f[1] == ctl {
-						break
-					}
-				}
+			line, initLine := cgroupLine(self, ctl), cgroupLine(init, ctl)
+			if !namespace {
+				assert.Check(t, strings.Contains(line, own), "%s: %q in\n%s", ctl, line, res.Stdout)
+				continue
 			}
-			assert.Check(t, strings.Contains(line, own), "%s: %q in\n%s", ctl, line, res.Stdout)
+			assert.Check(t, strings.HasSuffix(line, ":/"), "%s in a cgroup namespace: %q in\n%s", ctl, line, res.Stdout)
+			if strings.Count(line, ":") == 2 && !strings.HasPrefix(line, "0::") { // v1: the init stays out of the group
+				assert.Check(t, strings.HasSuffix(initLine, ":/.."), "%s of the init: %q in\n%s", ctl, initLine, res.Stdout)
+			}
 		}
 	}
+}
+
+// cgroupLine is the line of /proc/PID/cgroup text for the controller
+// ctl: v1's line of that controller, or v2's unified one.
+func cgroupLine(text, ctl string) string {
+	line := ""
+	for _, l := range strings.Split(text, "\n") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 && (f[1] == ctl || f[1] == "") {
+			line = l
+			if f[1] == ctl {
+				break
+			}
+		}
+	}
+	return line
 }
 
 // TestInitRefusesOutsideItsGroup runs the init by hand (no namespaces,

@@ -182,5 +182,8 @@ func checkHardened(p Policy) error {
 	if (h.SyscallFilter || h.Landlock) && !p.Filesystem.DropCapabilities && !h.NoNewPrivs {
 		return invalid("Hardened.NoNewPrivs", "a system-call filter and Landlock need no_new_privs (Hardened.NoNewPrivs or Filesystem.DropCapabilities)")
 	}
+	if h.OwnIdentity && (!p.Filesystem.OwnIPC || !p.Processes.Namespace) {
+		return invalid("Hardened.OwnIdentity", "an identity of the run's own needs its UTS namespace (Filesystem.OwnIPC) and its own /proc (Processes.Namespace)")
+	}
 	return nil
 }

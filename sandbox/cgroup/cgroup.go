@@ -130,14 +130,14 @@ func New(c Config) (*Group, error) {
 	}
 	v2why := v2Unusable(m.V2)
 	if v2why == "" {
-		SweepStale(m.V2, runPrefix)
+		SweepStale(m.V2, RunPrefix)
 		return newV2(m.V2, name, c)
 	}
 	v1why := v1Unusable(m.V1)
 	if v1why == "" {
 		for _, ctl := range v1Controllers {
 			if dir, ok := m.V1[ctl]; ok {
-				SweepStale(dir, runPrefix)
+				SweepStale(dir, RunPrefix)
 			}
 		}
 		return newV1(m.V1, name, c)
@@ -153,7 +153,7 @@ func newName() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return runPrefix + procfs.Owner() + "-" + hex.EncodeToString(b[:]), nil
+	return RunPrefix + procfs.Owner() + "-" + hex.EncodeToString(b[:]), nil
 }
 
 // v1Unusable says why the v1 hierarchies cannot hold a run, or "".

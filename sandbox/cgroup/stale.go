@@ -31,7 +31,7 @@ func SweepStale(parent, prefix string) {
 // ended owners are swept first, by the same rule.
 func sweep(parent, prefix string) {
 	for _, dir := range procfs.Orphaned(parent, prefix) {
-		sweep(dir, runPrefix)
+		sweep(dir, RunPrefix)
 		if pids, err := readPIDs(dir); err != nil || len(pids) > 0 {
 			continue
 		}
@@ -41,5 +41,5 @@ func sweep(parent, prefix string) {
 	}
 }
 
-// runPrefix starts the name of every run's group.
-const runPrefix = "sandboxlab-run-"
+// RunPrefix starts the name of every run's group.
+const RunPrefix = "sandboxlab-run-"

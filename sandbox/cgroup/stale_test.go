@@ -43,14 +43,14 @@ func TestSweepStale(t *testing.T) {
 		dir  string
 		kept bool
 	}{
-		{group(runPrefix+gone+"-aa", ""), false},
-		{group(runPrefix+procfs.Owner()+"-bb", ""), true},
-		{group(runPrefix+gone+"-cc", "4242\n"), true},
-		{group(runPrefix+strconv.Itoa(me.PID)+"-"+strconv.FormatUint(me.Start+1, 10)+"-dd", ""), false},
-		{group(runPrefix+"garbage", ""), true},
+		{group(RunPrefix+gone+"-aa", ""), false},
+		{group(RunPrefix+procfs.Owner()+"-bb", ""), true},
+		{group(RunPrefix+gone+"-cc", "4242\n"), true},
+		{group(RunPrefix+strconv.Itoa(me.PID)+"-"+strconv.FormatUint(me.Start+1, 10)+"-dd", ""), false},
+		{group(RunPrefix+"garbage", ""), true},
 		{group("other-"+gone+"-ee", ""), true},
 	}
-	sweep(parent, runPrefix)
+	sweep(parent, RunPrefix)
 	for _, c := range cases {
 		_, err := os.Stat(c.dir)
 		assert.Check(t, c.kept == (err == nil), "%s: kept %v, want %v", filepath.Base(c.dir), err == nil, c.kept)
@@ -65,10 +65,10 @@ func TestSweepStaleKernel(t *testing.T) {
 	assert.NilError(t, err)
 	parent, ok := m.V1["pids"]
 	skip.If(t, !ok || v1Unusable(m.V1) != "", "no usable cgroup v1 hierarchies")
-	dir := filepath.Join(parent, runPrefix+goneOwner(t)+"-ff")
+	dir := filepath.Join(parent, RunPrefix+goneOwner(t)+"-ff")
 	assert.NilError(t, os.Mkdir(dir, 0o755))
 	t.Cleanup(func() { removeDir(dir) })
-	sweep(parent, runPrefix)
+	sweep(parent, RunPrefix)
 	_, err = os.Stat(dir)
 	assert.Check(t, errors.Is(err, os.ErrNotExist), "the stale group is still there: %v", err)
 }
@@ -91,11 +91,11 @@ func TestSweepStaleNested(t *testing.T) {
 		return dir
 	}
 	stale := mkdir(filepath.Join(parent, jail+gone+"-1"))
-	staleRun := filepath.Join(stale, runPrefix+gone+"-hh")
+	staleRun := filepath.Join(stale, RunPrefix+gone+"-hh")
 	assert.NilError(t, os.Mkdir(staleRun, 0o755))
 	t.Cleanup(func() { removeDir(staleRun) })
 	kept := filepath.Join(parent, jail+gone+"-2")
-	keptRun := filepath.Join(kept, runPrefix+procfs.Owner()+"-ii")
+	keptRun := filepath.Join(kept, RunPrefix+procfs.Owner()+"-ii")
 	assert.NilError(t, os.Mkdir(kept, 0o755))
 	assert.NilError(t, os.Mkdir(keptRun, 0o755))
 	t.Cleanup(func() { removeDir(keptRun); removeDir(kept) })

@@ -43,6 +43,10 @@ var ErrReaped = errors.New("the process has been reaped")
 type Process struct {
 	pid int
 
+	// StopIsEnd takes a traced stop for the process's end, as the planted
+	// defect trace_stop_ended has it (see WaitExit).
+	StopIsEnd bool
+
 	mu     sync.Mutex
 	fd     int  // pidfd, -1 where the kernel gives none (or once closed)
 	reaped bool // Reap has begun: nothing is signalled by number any more
@@ -62,15 +66,50 @@ func Hold(pid int) *Process {
 // PID is the process's pid.
 func (p *Process) PID() int { return p.pid }
 
+// si_code values of a SIGCHLD's siginfo (include/uapi/asm-generic/siginfo.h).
+const (
+	cldExited  = 1
+	cldKilled  = 2
+	cldDumped  = 3
+	cldTrapped = 4
+	cldStopped = 5
+)
+
+// ended reports whether a waitid's info says the process ended, and not
+// that it stopped.
+func ended(info unix.Siginfo) bool {
+	return info.Code == cldExited || info.Code == cldKilled || info.Code == cldDumped
+}
+
 // WaitExit waits until the process has exited, and leaves it unreaped (a
 // zombie, holding its pid). It must not be called once Reap has begun.
+//
+// A process that makes its parent its tracer (PTRACE_TRACEME) has its
+// stops reported to the caller's waits whatever their options: such a
+// stop is no end. Its report is taken, which would otherwise come back
+// at once, and the wait goes on; the process stays stopped until the
+// caller's deadline kills it.
 func (p *Process) WaitExit() error {
 	for {
-		_, err := p.waitid(0)
-		if err != unix.EINTR {
-			return err
+		info, err := p.waitid(0)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == nil && !ended(info) && !p.StopIsEnd:
+			p.takeStop()
+			continue
 		}
+		return err
 	}
+}
+
+// takeStop takes a traced stop's report, which reaps nothing.
+func (p *Process) takeStop() {
+	var info unix.Siginfo
+	if p.fd >= 0 && unix.Waitid(unix.P_PIDFD, p.fd, &info, unix.WSTOPPED|unix.WNOHANG, nil) != unix.EINVAL {
+		return
+	}
+	unix.Waitid(unix.P_PID, p.pid, &info, unix.WSTOPPED|unix.WNOHANG, nil)
 }
 
 // Exited reports whether the process has exited, reaped or not. It never
@@ -82,7 +121,7 @@ func (p *Process) Exited() bool {
 		return true
 	}
 	info, err := p.waitid(unix.WNOHANG)
-	return err == unix.ECHILD || (err == nil && info.Signo != 0)
+	return err == unix.ECHILD || (err == nil && info.Signo != 0 && (ended(info) || p.StopIsEnd))
 }
 
 // waitid asks whether the process has exited, leaving it unreaped, with

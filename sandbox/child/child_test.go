@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -63,6 +64,41 @@ func TestReapWaitsForAKill(t *testing.T) {
 	err := <-reaped
 	var exit *exec.ExitError
 	assert.Check(t, errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL, "%v", err)
+}
+
+// TestTracedStopIsNoEnd: a child that the caller traces stops at its
+// exec, and the kernel reports that stop to every wait of the caller's:
+// WaitExit waits on until the child really ends, and Exited says no
+// meanwhile. With StopIsEnd (the planted defect) the stop ends the wait.
+func TestTracedStopIsNoEnd(t *testing.T) {
+	for _, stopIsEnd := range []bool{false, true} {
+		runtime.LockOSThread() // the tracer is this thread
+		cmd := exec.Command("/bin/true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+		assert.NilError(t, cmd.Start())
+		p := Hold(cmd.Process.Pid)
+		p.StopIsEnd = stopIsEnd
+		returned := make(chan error, 1)
+		go func() { returned <- p.WaitExit() }()
+		select {
+		case err := <-returned:
+			assert.Check(t, stopIsEnd, "WaitExit returned (%v) while the child was stopped at its exec", err)
+		case <-time.After(300 * time.Millisecond):
+			assert.Check(t, !stopIsEnd, "with StopIsEnd the stop did not end the wait")
+			assert.Check(t, !p.Exited(), "Exited says yes while the child is stopped")
+		}
+		assert.NilError(t, p.Signal(unix.SIGKILL))
+		if !stopIsEnd {
+			assert.NilError(t, <-returned)
+			assert.Check(t, p.Exited())
+		}
+		p.Reap(func() error {
+			var st unix.WaitStatus
+			_, err := unix.Wait4(cmd.Process.Pid, &st, 0, nil)
+			return err
+		})
+		runtime.UnlockOSThread()
+	}
 }
 
 // TestDrainGrace: output that reaches EOF is read whole; a pipe a

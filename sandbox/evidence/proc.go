@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -161,4 +163,47 @@ func MountedOn(mounts []Mount, point string) bool {
 		}
 	}
 	return false
+}
+
+// Watch is one inotify watch a process holds: the watched inode's
+// number and its filesystem's device, as the kernel encodes them.
+type Watch struct{ Ino, Dev uint64 }
+
+// WatchOf is the Watch that the kernel would list for a watch on path.
+func WatchOf(path string) (Watch, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return Watch{}, err
+	}
+	// fdinfo gives the superblock's s_dev: MAJOR<<20 | MINOR.
+	return Watch{Ino: st.Ino, Dev: uint64(unix.Major(st.Dev))<<20 | uint64(unix.Minor(st.Dev))}, nil
+}
+
+// InotifyWatches lists the watches of every inotify descriptor pid
+// holds, from its fdinfo ("inotify wd:1 ino:1a2b sdev:800001 ...").
+func InotifyWatches(pid int) []Watch {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	entries, _ := os.ReadDir(dir + "fd")
+	var out []Watch
+	for _, e := range entries {
+		if link, _ := os.Readlink(dir + "fd/" + e.Name()); link != "anon_inode:inotify" {
+			continue
+		}
+		info, _ := os.ReadFile(dir + "fdinfo/" + e.Name())
+		for _, line := range strings.Split(string(info), "\n") {
+			if !strings.HasPrefix(line, "inotify ") {
+				continue
+			}
+			var w Watch
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "ino:"); ok {
+					w.Ino, _ = strconv.ParseUint(v, 16, 64)
+				} else if v, ok := strings.CutPrefix(f, "sdev:"); ok {
+					w.Dev, _ = strconv.ParseUint(v, 16, 64)
+				}
+			}
+			out = append(out, w)
+		}
+	}
+	return out
 }

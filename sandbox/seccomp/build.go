@@ -22,6 +22,9 @@ type table struct {
 	// table's file says how each list was made.
 	traced, reviewed []uint32
 	refused          []denial // calls refused whatever their arguments
+	// Calls whose effect is the whole machine's: aio and watch fail with
+	// ENOSYS, writeback returns 0 and does nothing.
+	aio, watch, writeback []uint32
 
 	// Calls with argument rules.
 	clone, ioctl, socket, socketpair, personality uint32
@@ -127,7 +130,7 @@ func (l leaf) emit(p []bpf.Instruction) []bpf.Instruction {
 // depend on the order of the lists.
 func decide(t *table) ([]leaf, error) {
 	top := max(t.clone, t.ioctl, t.socket, t.socketpair, t.personality)
-	for _, list := range [][]uint32{t.traced, t.reviewed} {
+	for _, list := range [][]uint32{t.traced, t.reviewed, t.aio, t.watch, t.writeback} {
 		for _, nr := range list {
 			top = max(top, nr)
 		}
@@ -155,6 +158,29 @@ func decide(t *table) ([]leaf, error) {
 	}
 	for _, d := range t.refused {
 		set(d.nr, leaf{ret: errnoAction(d.errno)})
+	}
+	aio := leaf{ret: errnoAction(unix.ENOSYS)}
+	if mutants.On(mutants.AIOAllowed) {
+		aio = leaf{ret: retAllow}
+	}
+	for _, nr := range t.aio {
+		set(nr, aio)
+	}
+	watch := leaf{ret: errnoAction(unix.ENOSYS)}
+	if mutants.On(mutants.InotifyAllowed) {
+		watch = leaf{ret: retAllow}
+	}
+	for _, nr := range t.watch {
+		set(nr, watch)
+	}
+	// An errno of 0 skips the call and returns 0: done, as far as the
+	// program can tell.
+	skipped := leaf{ret: errnoAction(0)}
+	if mutants.On(mutants.SyncAllowed) {
+		skipped = leaf{ret: retAllow}
+	}
+	for _, nr := range t.writeback {
+		set(nr, skipped)
 	}
 	if !mutants.On(mutants.SeccompCloneUnchecked) {
 		set(t.clone, leaf{rule: cloneRule(t)})

@@ -189,6 +189,27 @@ var wantRefusedNew = map[string]struct {
 	"process_madvise": {unix.SYS_PROCESS_MADVISE, unix.EPERM},
 }
 
+// The calls whose effect is the whole machine's (issue 43): the old
+// asynchronous I/O and inotify fail as where the kernel lacks them, and sync and
+// syncfs return 0 without being made (errno 0).
+var wantMachineWide = map[string]struct {
+	nr    uint32
+	errno unix.Errno
+}{
+	"io_setup":          {unix.SYS_IO_SETUP, unix.ENOSYS},
+	"io_destroy":        {unix.SYS_IO_DESTROY, unix.ENOSYS},
+	"io_submit":         {unix.SYS_IO_SUBMIT, unix.ENOSYS},
+	"io_cancel":         {unix.SYS_IO_CANCEL, unix.ENOSYS},
+	"io_getevents":      {unix.SYS_IO_GETEVENTS, unix.ENOSYS},
+	"io_pgetevents":     {unix.SYS_IO_PGETEVENTS, unix.ENOSYS},
+	"inotify_init":      {unix.SYS_INOTIFY_INIT, unix.ENOSYS},
+	"inotify_init1":     {unix.SYS_INOTIFY_INIT1, unix.ENOSYS},
+	"inotify_add_watch": {unix.SYS_INOTIFY_ADD_WATCH, unix.ENOSYS},
+	"inotify_rm_watch":  {unix.SYS_INOTIFY_RM_WATCH, unix.ENOSYS},
+	"sync":              {unix.SYS_SYNC, 0},
+	"syncfs":            {unix.SYS_SYNCFS, 0},
+}
+
 // Calls on no list, which fail with ENOSYS: some the kernel has (the
 // mount queries, NUMA placement, newer forms of the xattr and attribute
 // calls, obsolete ones), and numbers it has not given out yet.
@@ -289,7 +310,7 @@ func TestDecisions(t *testing.T) {
 	for _, refused := range []map[string]struct {
 		nr    uint32
 		errno unix.Errno
-	}{wantDenied, wantRefusedNew} {
+	}{wantDenied, wantRefusedNew, wantMachineWide} {
 		for name, d := range refused {
 			cases = append(cases,
 				tc{name, x86(d.nr), errnoRet(d.errno)},
@@ -379,6 +400,12 @@ func TestEveryNumberAsTheTableSays(t *testing.T) {
 	}
 	for _, d := range native.refused {
 		want[d.nr] = errnoRet(d.errno)
+	}
+	for _, nr := range slices.Concat(native.aio, native.watch) {
+		want[nr] = errnoRet(unix.ENOSYS)
+	}
+	for _, nr := range native.writeback {
+		want[nr] = errnoRet(0)
 	}
 	nrs := []uint32{0x3fffffff, 0x80000000, 0xbfffffff}
 	for nr := uint32(0); nr < 1024; nr++ {

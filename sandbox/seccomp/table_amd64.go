@@ -90,8 +90,7 @@ var native = &table{
 		unix.SYS_OPEN, unix.SYS_OPENAT2, unix.SYS_PIPE, unix.SYS_READV, unix.SYS_WRITEV,
 		unix.SYS_PREADV, unix.SYS_PREADV2, unix.SYS_PWRITEV, unix.SYS_PWRITEV2,
 		unix.SYS_DUP3, unix.SYS_FALLOCATE, unix.SYS_READAHEAD, unix.SYS_SPLICE,
-		unix.SYS_TEE, unix.SYS_VMSPLICE, unix.SYS_SYNC, unix.SYS_SYNCFS,
-		unix.SYS_SYNC_FILE_RANGE, unix.SYS_STAT, unix.SYS_FSTAT, unix.SYS_LSTAT,
+		unix.SYS_TEE, unix.SYS_VMSPLICE, unix.SYS_SYNC_FILE_RANGE, unix.SYS_STAT, unix.SYS_FSTAT, unix.SYS_LSTAT,
 		unix.SYS_FACCESSAT, unix.SYS_READLINKAT, unix.SYS_GETDENTS,
 		unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_LCHOWN, unix.SYS_UTIME,
 		unix.SYS_UTIMES, unix.SYS_FUTIMESAT, unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2,
@@ -100,12 +99,6 @@ var native = &table{
 		unix.SYS_FGETXATTR, unix.SYS_LLISTXATTR, unix.SYS_FLISTXATTR,
 		unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR,
 		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR,
-		unix.SYS_INOTIFY_INIT, unix.SYS_INOTIFY_INIT1, unix.SYS_INOTIFY_ADD_WATCH,
-		unix.SYS_INOTIFY_RM_WATCH,
-		// Asynchronous I/O of the old kind (libaio), bounded by
-		// fs.aio-max-nr; io_uring is refused.
-		unix.SYS_IO_SETUP, unix.SYS_IO_DESTROY, unix.SYS_IO_SUBMIT,
-		unix.SYS_IO_CANCEL, unix.SYS_IO_GETEVENTS, unix.SYS_IO_PGETEVENTS,
 		// Memory.
 		unix.SYS_MINCORE, unix.SYS_MLOCK, unix.SYS_MLOCK2, unix.SYS_MUNLOCK,
 		unix.SYS_MLOCKALL, unix.SYS_MUNLOCKALL, unix.SYS_MEMBARRIER,
@@ -153,6 +146,37 @@ var native = &table{
 		unix.SYS_MQ_OPEN, unix.SYS_MQ_UNLINK, unix.SYS_MQ_TIMEDSEND,
 		unix.SYS_MQ_TIMEDRECEIVE, unix.SYS_MQ_NOTIFY, unix.SYS_MQ_GETSETATTR,
 	},
+
+	// The old asynchronous I/O (libaio): its events come from one
+	// count for the whole machine, fs.aio-max-nr, which a program could
+	// take for itself. ENOSYS, as on a kernel built without CONFIG_AIO,
+	// from which libaio's users fall back to plain reads and writes.
+	// io_uring is refused below.
+	aio: []uint32{
+		unix.SYS_IO_SETUP, unix.SYS_IO_DESTROY, unix.SYS_IO_SUBMIT,
+		unix.SYS_IO_CANCEL, unix.SYS_IO_GETEVENTS, unix.SYS_IO_PGETEVENTS,
+	},
+
+	// inotify: the root's system directories are the host's own inodes,
+	// so a watch there sees the host's processes open and exec files,
+	// and every instance counts against one per-user limit that all
+	// sessions share (fs.inotify.max_user_instances). Landlock does not
+	// govern watches, and the filter cannot read a path. ENOSYS, as where
+	// the kernel lacks inotify: GNU tail -f and most watchers fall back
+	// to polling.
+	watch: []uint32{
+		unix.SYS_INOTIFY_INIT, unix.SYS_INOTIFY_INIT1, unix.SYS_INOTIFY_ADD_WATCH,
+		unix.SYS_INOTIFY_RM_WATCH,
+	},
+
+	// sync and syncfs write back every process's dirty data on the
+	// filesystems they reach, the host's disks among them (the root's
+	// system directories are the host's, bound read-only). They are
+	// answered 0 without being made: the program's own files are in the
+	// session's tmpfs, which has nothing to write back, and fsync,
+	// fdatasync and sync_file_range, which touch only its own file,
+	// stay allowed.
+	writeback: []uint32{unix.SYS_SYNC, unix.SYS_SYNCFS},
 
 	// Refused classes. EPERM: each call exists on every kernel the
 	// sandbox supports and either a program without the host's

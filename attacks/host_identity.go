@@ -1,0 +1,87 @@
+package attacks
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"sandboxlab/sandbox/cgroup"
+)
+
+func init() {
+	register(spec{
+		id:        "host_identity",
+		escapes:   "reads the host's name, boot id or kernel command line, sees a lock a host process holds, or names its control group as the host does",
+		firstStop: 6,
+		new:       func() attack { return &hostIdentity{} },
+		elsewhere: elsewhere{harmlessAsRoot: true},
+	})
+}
+
+// hostIdentity's host holds a lock on a fixture of its own while the
+// program runs, so that the machine's lock list has an entry that is
+// the host's, named by the fixture's inode.
+type hostIdentity struct {
+	lock                      *os.File
+	inode                     string // ":INODE ", as /proc/locks writes it
+	hostname, bootID, cmdline string
+}
+
+func (h *hostIdentity) setup(e *env) error {
+	var err error
+	if h.lock, err = os.Create(filepath.Join(e.fx.root, "held.lock")); err != nil {
+		return err
+	}
+	e.onCleanup(func() { h.lock.Close() })
+	if err := unix.Flock(int(h.lock.Fd()), unix.LOCK_SH); err != nil {
+		return err
+	}
+	st, err := h.lock.Stat()
+	if err != nil {
+		return err
+	}
+	h.inode = ":" + strconv.FormatUint(st.Sys().(*syscall.Stat_t).Ino, 10) + " "
+	if h.hostname, err = os.Hostname(); err != nil {
+		return err
+	}
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return err
+	}
+	cmdline, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		return err
+	}
+	h.bootID, h.cmdline = strings.TrimSpace(string(boot)), strings.TrimSpace(string(cmdline))
+	return nil
+}
+
+func (h *hostIdentity) judge(e *env) verdict {
+	var got []string
+	for _, line := range strings.Split(e.res.Stdout, "\n") {
+		key, value, _ := strings.Cut(line, "=")
+		switch {
+		case key == "nodename" && value == h.hostname:
+			got = append(got, "the host name "+strconv.Quote(value))
+		case key == "boot_id" && value == h.bootID:
+			got = append(got, "the boot id "+value)
+		case key == "cmdline" && h.cmdline != "" && value == h.cmdline:
+			got = append(got, "the kernel's command line")
+		case key == "lock" && strings.Contains(value+" ", h.inode):
+			got = append(got, "the host's lock on inode "+strings.Trim(h.inode, ": "))
+		case key == "cgroup" && strings.Contains(value, "/"+cgroup.RunPrefix):
+			// The run's group by its host name, which holds the
+			// harness's pid and start.
+			got = append(got, "its control group's host path "+value)
+		}
+	}
+	if len(got) > 0 {
+		return escaped("the program read %s", strings.Join(got, ", "))
+	}
+	return e.programLayer(e.policy.Hardened.OwnIdentity, "own identity: its own host name, /proc's identity masked",
+		"none of the host's identity in the output (%d lines)", strings.Count(e.res.Stdout, "\n"))
+}

@@ -1,0 +1,23 @@
+# host_identity: collects what names the machine it runs on, the way a
+# program fingerprints its host: the host name, the boot id, the
+# kernel's command line, the locks held on the machine and where it sits
+# in the machine's control groups (argv: token).
+import os
+import socket
+
+
+def slurp(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+print("nodename=" + socket.gethostname())
+print("boot_id=" + slurp("/proc/sys/kernel/random/boot_id").strip())
+print("cmdline=" + slurp("/proc/cmdline").strip())
+for line in slurp("/proc/locks").splitlines():
+    print("lock=" + line)
+for line in slurp("/proc/self/cgroup").splitlines():
+    print("cgroup=" + line)
