@@ -187,6 +187,8 @@ func sameRun(a, b *report.Mutation) error {
 		return fmt.Errorf("other predictions (%s, %s)", ra.Predictions, rb.Predictions)
 	case !slices.Equal(ra.Suites, rb.Suites):
 		return fmt.Errorf("other suites (%s, %s)", verdict.SuiteList(ra.Suites), verdict.SuiteList(rb.Suites))
+	case ra.ShardTimes != rb.ShardTimes:
+		return fmt.Errorf("shards cut from other times (--shard-times: %q, %q)", ra.ShardTimes, rb.ShardTimes)
 	case ra.Selection != rb.Selection || ra.Repeat != rb.Repeat:
 		return errors.New("other settings (selection or repeat)")
 	case !reflect.DeepEqual(ra.Partial, rb.Partial):

@@ -79,8 +79,10 @@ type Runner struct {
 	// Only lists the defects to run (all of the suites when empty); the
 	// run then keeps only the suites of those defects.
 	Only []string
-	// Shard runs only a stable slice of the defects (zero: all of them).
-	Shard Shard
+	// Shard runs only a stable slice of the defects (zero: all of them),
+	// cut by ShardTimes when set.
+	Shard      Shard
+	ShardTimes *ShardTimes
 	// NoSelect runs every probe of its suite for every defect, reached or
 	// not.
 	NoSelect bool
@@ -165,13 +167,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 	if err != nil {
 		return nil, err
 	}
-	var mine []mutants.Defect
-	for i, d := range list {
-		if r.Shard.has(i) {
-			mine = append(mine, d)
-		}
-	}
-	list = mine
+	list = r.shardOf(list)
 	m := &report.Mutation{Identity: r.Identity, Jobs: r.Jobs, Defects: []report.Defect{}}
 	probes := r.Predictions.u.probes(suites)
 	var ru *reuse
@@ -195,7 +191,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 		return nil, ctx.Err()
 	}
 	m.Baseline, m.Suites = r.judgeBaseline(suites, list, base.work, baseErr)
-	m.Run = &report.RunInfo{Selection: !r.NoSelect, Repeat: max(1, r.Repeat), Shard: r.Shard.String(),
+	m.Run = &report.RunInfo{Selection: !r.NoSelect, Repeat: max(1, r.Repeat), Shard: r.Shard.String(), ShardTimes: r.ShardTimes.digest(),
 		Suites: suites, Build: r.Build, Predictions: r.PredictionsDigest, BaselineProbeRuns: base.runs, Coverage: base.coverage,
 		ID: newRunID(start), Started: start.UTC().Format(time.RFC3339), Inputs: r.Inputs}
 	m.Flaky = append(m.Flaky, base.flaky...)

@@ -54,6 +54,9 @@ type RunInfo struct {
 	Repeat int `json:"repeat"`
 	// Shard is the slice of the defects this run had ("k/n"; "" for all).
 	Shard string `json:"shard,omitempty"`
+	// ShardTimes names the earlier run's times the shards were cut by
+	// (mutate --shard-times; "": every N-th defect).
+	ShardTimes string `json:"shard_times,omitempty"`
 	// Suites are the suites of the run.
 	Suites []verdict.Suite `json:"suites"`
 	// Build identifies the binary (a digest of it); Predictions the

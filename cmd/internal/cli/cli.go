@@ -73,7 +73,7 @@ var Commands = []Info{
 		Args: "[--level N] [--timeout D] [--cpu D] [--memory SIZE] [--quota SIZE] [--allow HOST:PORT]... [--deny HOST:PORT]... " +
 			"[--resolve NAME=ADDR]... [--credential DEST=HEADER:VAR]..."},
 	{Name: "mutate", In: Harness, Summary: "switch on each planted defect in turn and diff what fails against predictions.yaml",
-		Args: "[--predictions FILE] [--suite course|hardening|all] [--only ID,...] [--shard K/N] [--no-select] [--repeat N] [--masking]" +
+		Args: "[--predictions FILE] [--suite course|hardening|all] [--only ID,...] [--shard K/N [--shard-times FILE]] [--no-select] [--repeat N] [--masking]" +
 			" [-j N] [--timeout DURATION] [--fail-on escape|any|never] [--replay FILE] [--incremental FILE [--force]] [--since REV]" +
 			" [--sandbox NAME [--profiles FILE] [--pairs [--max-pairs N]]] " + ReportUsage + " " + ProgressUsage},
 	{Name: "mutate merge", In: Harness, Summary: "combine the JSON reports of sharded mutate runs into one report and gate",

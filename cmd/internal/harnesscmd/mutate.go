@@ -35,7 +35,9 @@ func mutateHelp() string {
 		"summary, defects and baseline are reported first, exactly as the course has them, then the\n" +
 		"hardening suite's; the gate covers both. Outcomes: exact, too_wide, extra, different,\n" +
 		"escaped (no check failed), hung.\n\n" +
-		"--shard K/N runs every N-th defect from the K-th (and the whole baseline); 'mutate merge' combines\n" +
+		"--shard K/N runs every N-th defect from the K-th (and the whole baseline); with --shard-times FILE,\n" +
+		"an earlier run's JSON report, it cuts the shards by the defects' times instead, the longest first\n" +
+		"to the shard with the least, so that a CI matrix's shards finish together. 'mutate merge' combines\n" +
 		"the shards' JSON reports into the report and gate of the unsharded run, refusing shards of other\n" +
 		"predictions, builds, suites or settings. --repeat N runs every probe N times: a probe whose verdict\n" +
 		"changes is reported as flaky and fails the gate (exit 5). --masking looks, for each defect, for the\n" +
@@ -83,6 +85,7 @@ type mutateOptions struct {
 	gateFlag
 	predictions string
 	shardFlag   string
+	shardTimes  string
 	noSelect    bool
 	repeat      int
 	masking     bool
@@ -95,12 +98,15 @@ type mutateOptions struct {
 	flags       flagMutation
 
 	shard harness.Shard // --shard, validated
+	times *harness.ShardTimes
 }
 
 func (o *mutateOptions) SetFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.predictions, "predictions", "", "predictions `FILE` (default: the predictions.yaml built into the binary)")
 	o.selection.setFlags(fs, "run only the defects `ID,...` (default: all of the suites; with it, only their suites run)")
 	fs.StringVar(&o.shardFlag, "shard", "", "run only the `K/N`-th slice of the defects (every N-th from the K-th), for a CI matrix")
+	fs.StringVar(&o.shardTimes, "shard-times", "", "with --shard: cut the shards by the defects' times in an earlier run's JSON report `FILE`,\n"+
+		"so that they finish together (every shard must be given the same FILE)")
 	fs.BoolVar(&o.noSelect, "no-select", false, "run every probe for every defect, not only those that reach its site")
 	fs.IntVar(&o.repeat, "repeat", 1, "run every probe `N` times; a probe whose verdict changes is flaky (exit 5)")
 	fs.BoolVar(&o.masking, "masking", false, "look for the layers that hide each defect from a check that reaches it")
@@ -139,6 +145,16 @@ func (o *mutateOptions) Validate(cl cli.Line) error {
 			return fmt.Errorf("--shard: %w", err)
 		}
 		o.shard = shard
+	}
+	if o.shardTimes != "" {
+		if o.shardFlag == "" {
+			return errors.New("--shard-times goes with --shard K/N")
+		}
+		times, err := harness.ReadShardTimes(o.shardTimes)
+		if err != nil {
+			return fmt.Errorf("--shard-times: %w", err)
+		}
+		o.times = times
 	}
 	if err := o.selection.validate(); err != nil {
 		return err
@@ -298,6 +314,7 @@ func (o *mutateOptions) runner(preds *harness.Predictions) *harness.Runner {
 		Suites:      o.suites,
 		Only:        o.ids(),
 		Shard:       o.shard,
+		ShardTimes:  o.times,
 		NoSelect:    o.noSelect,
 		Repeat:      o.repeat,
 		Masking:     o.masking,

@@ -94,7 +94,7 @@ func (fm *flagMutation) setFlags(fs *flag.FlagSet) {
 
 // validate resolves the sandbox and reads its command into groups.
 func (fm *flagMutation) validate(o *mutateOptions, cl cli.Line) error {
-	for _, f := range []string{"predictions", "no-select", "masking", "replay", "incremental", "force", "since", "fail-on"} {
+	for _, f := range []string{"predictions", "no-select", "masking", "replay", "incremental", "force", "since", "fail-on", "shard-times"} {
 		if cl.Given[f] {
 			return fmt.Errorf("--sandbox and --%s: the flag mutation has no predictions, no planted defects and no gate of its own", f)
 		}
