@@ -269,7 +269,7 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 	readers.Read(ps.outR, o.stdout)
 	readers.Read(ps.errR, o.stderr)
 	proc := child.Hold(cmd.Process.Pid)
-	proc.StopIsEnd = mutants.On(mutants.TraceStopEnded)
+	proc.StopIsEnd = func() bool { return mutants.On(mutants.TraceStopEnded) }
 	sup := startSupervisor(ctx, p, proc, rs.reaper, rg.capsProcesses(p.Processes.Max))
 	stopped := false
 	if rs.early {

@@ -43,9 +43,11 @@ var ErrReaped = errors.New("the process has been reaped")
 type Process struct {
 	pid int
 
-	// StopIsEnd takes a traced stop for the process's end, as the planted
-	// defect trace_stop_ended has it (see WaitExit).
-	StopIsEnd bool
+	// StopIsEnd, when set and true, takes a traced stop for the
+	// process's end, as the planted defect trace_stop_ended has it (see
+	// WaitExit). It is asked only when such a stop comes, so that the
+	// defect's site is reached only by runs that have one.
+	StopIsEnd func() bool
 
 	mu     sync.Mutex
 	fd     int  // pidfd, -1 where the kernel gives none (or once closed)
@@ -95,13 +97,15 @@ func (p *Process) WaitExit() error {
 		switch {
 		case err == unix.EINTR:
 			continue
-		case err == nil && !ended(info) && !p.StopIsEnd:
+		case err == nil && !ended(info) && !p.stopIsEnd():
 			p.takeStop()
 			continue
 		}
 		return err
 	}
 }
+
+func (p *Process) stopIsEnd() bool { return p.StopIsEnd != nil && p.StopIsEnd() }
 
 // takeStop takes a traced stop's report, which reaps nothing.
 func (p *Process) takeStop() {
@@ -121,7 +125,7 @@ func (p *Process) Exited() bool {
 		return true
 	}
 	info, err := p.waitid(unix.WNOHANG)
-	return err == unix.ECHILD || (err == nil && info.Signo != 0 && (ended(info) || p.StopIsEnd))
+	return err == unix.ECHILD || (err == nil && info.Signo != 0 && (ended(info) || p.stopIsEnd()))
 }
 
 // waitid asks whether the process has exited, leaving it unreaped, with

@@ -77,7 +77,7 @@ func TestTracedStopIsNoEnd(t *testing.T) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
 		assert.NilError(t, cmd.Start())
 		p := Hold(cmd.Process.Pid)
-		p.StopIsEnd = stopIsEnd
+		p.StopIsEnd = func() bool { return stopIsEnd }
 		returned := make(chan error, 1)
 		go func() { returned <- p.WaitExit() }()
 		select {
