@@ -1,11 +1,10 @@
 package attacks
 
 import (
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -27,8 +26,7 @@ type aioHog struct {
 
 func (a *aioHog) watch(_ *env, _ time.Time, procs []procfs.Proc) bool {
 	for _, p := range procs {
-		maps, _ := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/maps")
-		if n := strings.Count(string(maps), "[aio]"); n > a.rings {
+		if n := evidence.AIORings(p.PID); n > a.rings {
 			a.rings, a.ringsPID = n, p.PID
 		}
 	}

@@ -25,7 +25,7 @@ var noMachineAIO = &Check{
 	Body: func(t *T) {
 		// fs.aio-max-nr is one count for the whole machine, whatever the
 		// namespaces: a ring the program holds is taken from every other
-		// process. The kernel maps each ring into its owner as "[aio]".
+		// process. The host sees each ring in its owner's maps.
 		tok := t.tagged()
 		var mu sync.Mutex
 		rings, peak := 0, aioNr()
@@ -33,9 +33,9 @@ var noMachineAIO = &Check{
 		w := evidence.Sample(tok, 10*time.Millisecond, func(_ time.Time, procs []procfs.Proc) {
 			n := aioNr()
 			for _, pr := range evidence.Programs(procs) {
-				maps, _ := os.ReadFile("/proc/" + strconv.Itoa(pr.PID) + "/maps")
+				n := evidence.AIORings(pr.PID)
 				mu.Lock()
-				rings += strings.Count(string(maps), "[aio]")
+				rings += n
 				mu.Unlock()
 			}
 			mu.Lock()

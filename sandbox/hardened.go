@@ -167,16 +167,22 @@ func (rg *runGroup) discard() {
 // system calls, since by then the init is under its Landlock rules and
 // system-call filter, and allocates nothing.
 func joinCgroup(n int) error {
-	zero := []byte{'0'}
 	for fd := cgroupTasksFD; fd < cgroupTasksFD+n; fd++ {
-		_, err := unix.Write(fd, zero)
-		for err == unix.EINTR {
-			_, err = unix.Write(fd, zero)
-		}
-		if err != nil {
+		if err := writeTasks(fd); err != nil {
 			return fmt.Errorf("joining the run's control group: %w", err)
 		}
 		unix.Close(fd)
 	}
 	return nil
+}
+
+// writeTasks moves the calling thread into the v1 group whose tasks file
+// is open on fd.
+func writeTasks(fd int) error {
+	zero := []byte{'0'}
+	_, err := unix.Write(fd, zero)
+	for err == unix.EINTR {
+		_, err = unix.Write(fd, zero)
+	}
+	return err
 }

@@ -43,8 +43,8 @@ type initConfig struct {
 	PrivateMounts bool
 	// MountProc mounts a fresh /proc for the new PID namespace.
 	MountProc bool
-	// OwnIdentity names the run and masks the host's identity in its
-	// /proc (see Hardened.OwnIdentity).
+	// OwnIdentity names the run, masks the host's identity in its /proc
+	// and roots a cgroup namespace at its group (see Hardened.OwnIdentity).
 	OwnIdentity bool
 	// Hide lists paths to cover (see Filesystem.Hide).
 	Hide []string
@@ -302,7 +302,13 @@ func takeOwnIdentity(cfg *initConfig) error {
 // and its threads show as "/.." from inside. On v2 the init was cloned
 // into the group, and stays there.
 func enterCgroupNamespace(cfg *initConfig) error {
-	for i := 0; i < cfg.CgroupHome; i++ {
+	if cfg.CgroupHome == 0 { // v2, or no group: the init is where the root belongs
+		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
+			return fmt.Errorf("making a cgroup namespace: %w", err)
+		}
+		return nil
+	}
+	for i := 0; i < cfg.CgroupTasks; i++ {
 		if err := writeTasks(cgroupTasksFD + i); err != nil {
 			return fmt.Errorf("joining the run's control group to root a namespace there: %w", err)
 		}
@@ -317,16 +323,6 @@ func enterCgroupNamespace(cfg *initConfig) error {
 		unix.Close(fd)
 	}
 	return nil
-}
-
-// writeTasks moves the calling thread into the group whose tasks file is
-// open on fd.
-func writeTasks(fd int) error {
-	_, err := unix.Write(fd, []byte{'0'})
-	for err == unix.EINTR {
-		_, err = unix.Write(fd, []byte{'0'})
-	}
-	return err
 }
 
 func hidePaths(cfg *initConfig) error {

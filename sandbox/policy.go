@@ -263,9 +263,10 @@ type Hardened struct {
 	// (ErrUnavailable). Zero keeps only the quota's check before each run.
 	SessionInodes int
 	// OwnIdentity gives the run an identity of its own instead of the
-	// host's: the host name "sandbox" in its UTS namespace, and the boot
-	// id, the kernel's command line and the lock list of its /proc
-	// masked (the kernel shows the host's in every namespace). It needs
+	// host's: the host name "sandbox" in its UTS namespace, the boot id,
+	// the kernel's command line and the lock list of its /proc masked
+	// (the kernel shows the host's in every namespace), and a cgroup
+	// namespace rooted at the run's control group. It needs
 	// Filesystem.OwnIPC, which brings the UTS namespace, and
 	// Processes.Namespace, which brings the run's own /proc.
 	OwnIdentity bool

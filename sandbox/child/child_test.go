@@ -92,11 +92,15 @@ func TestTracedStopIsNoEnd(t *testing.T) {
 			assert.NilError(t, <-returned)
 			assert.Check(t, p.Exited())
 		}
-		p.Reap(func() error {
-			var st unix.WaitStatus
-			_, err := unix.Wait4(cmd.Process.Pid, &st, 0, nil)
-			return err
-		})
+		assert.NilError(t, p.Reap(func() error {
+			// A traced child's stops come to wait4 too: wait for its end.
+			for {
+				var st unix.WaitStatus
+				if _, err := unix.Wait4(cmd.Process.Pid, &st, 0, nil); err != nil || st.Exited() || st.Signaled() {
+					return err
+				}
+			}
+		}))
 		runtime.UnlockOSThread()
 	}
 }

@@ -165,6 +165,13 @@ func MountedOn(mounts []Mount, point string) bool {
 	return false
 }
 
+// AIORings counts the asynchronous I/O contexts pid holds: the kernel
+// maps each into its owner as "[aio]".
+func AIORings(pid int) int {
+	maps, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	return strings.Count(string(maps), "[aio]")
+}
+
 // Watch is one inotify watch a process holds: the watched inode's
 // number and its filesystem's device, as the kernel encodes them.
 type Watch struct{ Ino, Dev uint64 }

@@ -159,28 +159,24 @@ func decide(t *table) ([]leaf, error) {
 	for _, d := range t.refused {
 		set(d.nr, leaf{ret: errnoAction(d.errno)})
 	}
-	aio := leaf{ret: errnoAction(unix.ENOSYS)}
-	if mutants.On(mutants.AIOAllowed) {
-		aio = leaf{ret: retAllow}
-	}
-	for _, nr := range t.aio {
-		set(nr, aio)
-	}
-	watch := leaf{ret: errnoAction(unix.ENOSYS)}
-	if mutants.On(mutants.InotifyAllowed) {
-		watch = leaf{ret: retAllow}
-	}
-	for _, nr := range t.watch {
-		set(nr, watch)
-	}
-	// An errno of 0 skips the call and returns 0: done, as far as the
-	// program can tell.
-	skipped := leaf{ret: errnoAction(0)}
-	if mutants.On(mutants.SyncAllowed) {
-		skipped = leaf{ret: retAllow}
-	}
-	for _, nr := range t.writeback {
-		set(nr, skipped)
+	for _, g := range []struct {
+		nrs    []uint32
+		ret    uint32
+		opened bool // by its planted defect
+	}{
+		{t.aio, errnoAction(unix.ENOSYS), mutants.On(mutants.AIOAllowed)},
+		{t.watch, errnoAction(unix.ENOSYS), mutants.On(mutants.InotifyAllowed)},
+		// An errno of 0 skips the call and returns 0: done, as far as
+		// the program can tell.
+		{t.writeback, errnoAction(0), mutants.On(mutants.SyncAllowed)},
+	} {
+		l := leaf{ret: g.ret}
+		if g.opened {
+			l.ret = retAllow
+		}
+		for _, nr := range g.nrs {
+			set(nr, l)
+		}
 	}
 	if !mutants.On(mutants.SeccompCloneUnchecked) {
 		set(t.clone, leaf{rule: cloneRule(t)})
