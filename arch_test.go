@@ -18,11 +18,11 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 )
 
-// The README's architecture table says, for every package of the module,
-// what it is and what it may import. TestArchitectureTable holds the
-// "may import" column to the code, both ways, as `go list` sees it (the
-// non-test files, under the default build and -tags nomutants). How an
-// entry is written (the README says the same under the table):
+// The architecture table (docs/architecture.md) says, for every package
+// of the module, what it is and what it may import. TestArchitectureTable
+// holds the "may import" column to the code, both ways, as `go list` sees
+// it (the non-test files, under the default build and -tags nomutants).
+// How an entry is written (the page says the same under the table):
 //
 //   - a package of the module by its path in the module: `sandbox/procfs`;
 //     the root package is `sandboxlab`; `dir/...` is dir and every
@@ -39,15 +39,15 @@ import (
 // The package column names one package per row.
 
 const (
-	readme      = "README.md"
-	archHeading = "### Architecture"
+	archDoc     = "docs/architecture.md"
+	archHeading = "## Packages"
 	archHeader  = "| package | what it is | may import |"
 	modulePath  = "sandboxlab"
 )
 
 // archRow is one row of the table.
 type archRow struct {
-	line    int // in README.md
+	line    int // in archDoc
 	pkg     string
 	what    string
 	entries []string
@@ -80,7 +80,7 @@ var (
 	majorSuffix  = regexp.MustCompile(`\.v[0-9]+$`) // gopkg.in/yaml.v3
 )
 
-// readArchTable parses the table under the Architecture heading.
+// readArchTable parses the table under the Packages heading.
 func readArchTable(r io.Reader) ([]archRow, error) {
 	sc := bufio.NewScanner(r)
 	var rows []archRow
@@ -107,7 +107,7 @@ func readArchTable(r io.Reader) ([]archRow, error) {
 		return nil, err
 	}
 	if !inTable {
-		return nil, fmt.Errorf("%s has no table headed %q under %q", readme, archHeader, archHeading)
+		return nil, fmt.Errorf("%s has no table headed %q under %q", archDoc, archHeader, archHeading)
 	}
 	return rows, nil
 }
@@ -115,11 +115,11 @@ func readArchTable(r io.Reader) ([]archRow, error) {
 func parseArchRow(n int, line string) (archRow, error) {
 	cells := strings.Split(strings.Trim(line, "|"), "|")
 	if len(cells) != 3 {
-		return archRow{}, fmt.Errorf("%s:%d: the architecture table's row has %d cells, want 3 (package | what it is | may import)", readme, n, len(cells))
+		return archRow{}, fmt.Errorf("%s:%d: the architecture table's row has %d cells, want 3 (package | what it is | may import)", archDoc, n, len(cells))
 	}
 	pkgs := backticked.FindAllStringSubmatch(cells[0], -1)
 	if len(pkgs) != 1 || strings.TrimSpace(cells[0]) != "`"+pkgs[0][1]+"`" {
-		return archRow{}, fmt.Errorf("%s:%d: the package column says %q; write one package per row, in backticks, by its path in the module", readme, n, strings.TrimSpace(cells[0]))
+		return archRow{}, fmt.Errorf("%s:%d: the package column says %q; write one package per row, in backticks, by its path in the module", archDoc, n, strings.TrimSpace(cells[0]))
 	}
 	row := archRow{line: n, pkg: pkgs[0][1], what: strings.TrimSpace(cells[1])}
 	for _, m := range backticked.FindAllStringSubmatch(cells[2], -1) {
@@ -302,12 +302,12 @@ func (g *modGraph) column(entries []string, path string) string {
 	return "the standard library"
 }
 
-// TestArchitectureTable: the README's table of packages has one row for
-// every package of the module and none for a package that is not, and
-// each row's "may import" column names exactly what the package's
-// non-test files import, the standard library aside.
+// TestArchitectureTable: the table of packages in docs/architecture.md
+// has one row for every package of the module and none for a package
+// that is not, and each row's "may import" column names exactly what
+// the package's non-test files import, the standard library aside.
 func TestArchitectureTable(t *testing.T) {
-	f, err := os.Open(readme)
+	f, err := os.Open(archDoc)
 	assert.NilError(t, err)
 	defer f.Close()
 	rows, err := readArchTable(f)
@@ -319,7 +319,7 @@ func TestArchitectureTable(t *testing.T) {
 		if row.pkg != modulePath {
 			path += "/" + row.pkg
 		}
-		where := fmt.Sprintf("%s:%d, the architecture table's row `%s`", readme, row.line, row.pkg)
+		where := fmt.Sprintf("%s:%d, the architecture table's row `%s`", archDoc, row.line, row.pkg)
 		switch {
 		case seen[path]:
 			t.Errorf("%s: a second row for the package; merge the two", where)
@@ -344,7 +344,7 @@ func TestArchitectureTable(t *testing.T) {
 	slices.Sort(missing)
 	for _, path := range missing {
 		t.Errorf("%s: the architecture table has no row for %s; add one:\n| `%s` | <what it is> | %s |",
-			readme, path, g.name(path), g.column(nil, path))
+			archDoc, path, g.name(path), g.column(nil, path))
 	}
 }
 
@@ -451,4 +451,18 @@ func TestLeanPrograms(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestOneSourceParser: one package of the module parses Go source, so
+// the Stryker report, the CI annotations and --since find a planted site
+// the same way, and the renderers read only the model.
+func TestOneSourceParser(t *testing.T) {
+	g := goList(t, "", "nomutants")
+	var parsers []string
+	for path, p := range g.own {
+		if slices.Contains(p.Imports, "go/parser") {
+			parsers = append(parsers, path)
+		}
+	}
+	assert.Check(t, is.DeepEqual(parsers, []string{modulePath + "/harness/gosource"}))
 }

@@ -32,7 +32,7 @@ func TestChecks(t *testing.T) {
 }
 
 // TestRegistry: every check names its suite, the course's 26 first, in
-// the README's order; ids are unique.
+// docs/course.md's order; ids are unique.
 func TestRegistry(t *testing.T) {
 	seen := map[string]bool{}
 	count := map[verdict.Suite]int{}

@@ -49,7 +49,7 @@ func inSuite(s verdict.Suite, list []*Check) []*Check {
 	return list
 }
 
-// course lists the course's 26 promise checks in the order of the README.
+// course lists the course's 26 promise checks in the order of docs/course.md.
 var course = []*Check{
 	wallTimeout,
 	timeoutFlag,

@@ -4,16 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"go/types"
 	"io/fs"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
+	"sandboxlab/harness/gosource"
 	"sandboxlab/report"
 )
 
@@ -208,11 +204,8 @@ func isPackage(src fs.FS, dir string) bool {
 type packageSplit struct {
 	shared []string
 	own    map[string][]string
-	lists  map[string][]span
+	lists  map[string][]gosource.Span
 }
-
-// span is bytes [from, to) of a file.
-type span struct{ from, to int }
 
 // split divides pkg's files: those its probes share (its package's files
 // but the probes' own, own files that others refer to, and the packages
@@ -230,7 +223,7 @@ func (pkg probePackage) split(src fs.FS, ids []string) (packageSplit, error) {
 			}
 		}
 	}
-	referred, lists, err := referredTo(src, pkg.dir, files, owner)
+	referred, lists, err := gosource.SharedUse(src, pkg.dir, files, func(f string) bool { _, ok := owner[f]; return ok })
 	if err != nil {
 		return packageSplit{}, err
 	}
@@ -266,8 +259,8 @@ func digestShared(src fs.FS, sp packageSplit) (string, error) {
 		var kept []byte
 		at := 0
 		for _, l := range sp.lists[f] {
-			kept = append(kept, b[at:l.from]...)
-			at = l.to
+			kept = append(kept, b[at:l.From]...)
+			at = l.To
 		}
 		kept = append(kept, b[at:]...)
 		fmt.Fprintf(h, "%s\x00%d\x00", f, len(kept))
@@ -292,12 +285,11 @@ func importClosure(src fs.FS, files []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		af, err := parser.ParseFile(token.NewFileSet(), f, b, parser.ImportsOnly)
+		imports, err := gosource.Imports(f, b)
 		if err != nil {
 			return nil, err
 		}
-		for _, imp := range af.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
+		for _, p := range imports {
 			dir, ok := strings.CutPrefix(p, modulePrefix)
 			if !ok || seen[dir] || covered(dir) || dir == path.Dir(f) {
 				continue
@@ -326,102 +318,4 @@ func covered(dir string) bool {
 		}
 	}
 	return false
-}
-
-// referredTo returns the own files (owner's keys) that another Go file
-// of the package in dir uses something of (a top-level name, a method, a
-// field): those count as shared. The package is type-checked on its own,
-// its imports left unresolved, which is enough to tell its own names
-// from local ones. A list of probes (a package-level var's composite
-// literal of nothing but names declared in probes' own files: a
-// registry) is no use of them: it only lists them; the second result has
-// each file's such lists.
-func referredTo(src fs.FS, dir string, files []string, owner map[string]string) (map[string]bool, map[string][]span, error) {
-	fset := token.NewFileSet()
-	var parsed []*ast.File
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".go") || path.Dir(f) != dir {
-			continue
-		}
-		b, err := fs.ReadFile(src, f)
-		if err != nil {
-			return nil, nil, err
-		}
-		af, err := parser.ParseFile(fset, f, b, parser.SkipObjectResolution)
-		if err != nil {
-			return nil, nil, err
-		}
-		parsed = append(parsed, af)
-	}
-	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
-	conf := types.Config{Importer: noImports{}, Error: func(error) {}}
-	pkg, _ := conf.Check(dir, fset, parsed, info)
-	declaredIn := func(id *ast.Ident) string {
-		if obj, ok := info.Uses[id]; ok && obj.Pkg() == pkg {
-			return fset.Position(obj.Pos()).Filename
-		}
-		return ""
-	}
-	listed := map[*ast.Ident]bool{}
-	lists := map[string][]span{}
-	for _, cl := range packageLists(parsed) {
-		probes := true
-		for _, e := range cl.Elts {
-			_, own := owner[declaredIn(e.(*ast.Ident))]
-			probes = probes && own
-		}
-		if !probes {
-			continue
-		}
-		for _, e := range cl.Elts {
-			listed[e.(*ast.Ident)] = true
-		}
-		f := fset.Position(cl.Pos()).Filename
-		lists[f] = append(lists[f], span{fset.Position(cl.Lbrace).Offset + 1, fset.Position(cl.Rbrace).Offset})
-	}
-	out := map[string]bool{}
-	for id, obj := range info.Uses {
-		if obj.Pkg() != pkg || listed[id] || (obj.Parent() != nil && obj.Parent() != pkg.Scope()) {
-			continue
-		}
-		decl, use := fset.Position(obj.Pos()).Filename, fset.Position(id.Pos()).Filename
-		if _, own := owner[decl]; own && decl != use {
-			out[decl] = true
-		}
-	}
-	for f := range lists {
-		slices.SortFunc(lists[f], func(a, b span) int { return a.from - b.from })
-	}
-	return out, lists, nil
-}
-
-// noImports resolves no import: what a probe package imports is not what
-// tells its files apart.
-type noImports struct{}
-
-func (noImports) Import(p string) (*types.Package, error) {
-	return nil, fmt.Errorf("%s: not resolved", p)
-}
-
-// packageLists are the composite literals of package-level vars whose
-// elements are all bare names.
-func packageLists(files []*ast.File) []*ast.CompositeLit {
-	var out []*ast.CompositeLit
-	for _, af := range files {
-		for _, d := range af.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.VAR {
-				continue
-			}
-			for _, s := range g.Specs {
-				for _, v := range s.(*ast.ValueSpec).Values {
-					cl, ok := v.(*ast.CompositeLit)
-					if ok && len(cl.Elts) > 0 && !slices.ContainsFunc(cl.Elts, func(e ast.Expr) bool { _, id := e.(*ast.Ident); return !id }) {
-						out = append(out, cl)
-					}
-				}
-			}
-		}
-	}
-	return out
 }

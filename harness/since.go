@@ -4,9 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io/fs"
 	"maps"
 	"os"
@@ -16,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"sandboxlab/harness/gosource"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 )
@@ -238,52 +236,19 @@ func overlaps(ranges []lineRange, sp lineRange) bool {
 }
 
 // siteSpans returns the lines of each top-level declaration of d's site
-// file that holds a planted site of d: mutants.On(mutants.X) with X the
-// defect's constant (matched as report.SiteLine matches it).
+// file that holds a planted site of d.
 func siteSpans(src fs.FS, d mutants.Defect) ([]lineRange, error) {
-	b, err := fs.ReadFile(src, d.Site)
+	sites, err := gosource.Locate(src, d.Site, string(d.ID))
 	if err != nil {
-		return nil, fmt.Errorf("reading the site of %s: %w", d.ID, err)
+		return nil, err
 	}
-	fset := token.NewFileSet()
-	af, err := parser.ParseFile(fset, d.Site, b, parser.SkipObjectResolution)
-	if err != nil {
-		return nil, fmt.Errorf("reading the site of %s: %w", d.ID, err)
-	}
-	want := strings.ReplaceAll(string(d.ID), "_", "")
 	var out []lineRange
-	for _, decl := range af.Decls {
-		found := false
-		ast.Inspect(decl, func(n ast.Node) bool {
-			if c, ok := n.(*ast.CallExpr); ok && isGate(c, want) {
-				found = true
-			}
-			return !found
-		})
-		if found {
-			out = append(out, lineRange{fset.Position(decl.Pos()).Line, fset.Position(decl.End()).Line})
+	for _, s := range sites {
+		if r := (lineRange{s.Decl.From, s.Decl.To}); !slices.Contains(out, r) {
+			out = append(out, r)
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no mutants.On call for %s in %s", d.ID, d.Site)
-	}
 	return out, nil
-}
-
-// isGate reports whether c is mutants.On(mutants.X) for the defect whose
-// id, without underscores, is want (case aside).
-func isGate(c *ast.CallExpr, want string) bool {
-	fn, ok := c.Fun.(*ast.SelectorExpr)
-	if !ok || fn.Sel.Name != "On" || !isIdent(fn.X, "mutants") || len(c.Args) != 1 {
-		return false
-	}
-	arg, ok := c.Args[0].(*ast.SelectorExpr)
-	return ok && isIdent(arg.X, "mutants") && strings.EqualFold(arg.Sel.Name, want)
-}
-
-func isIdent(e ast.Expr, name string) bool {
-	id, ok := e.(*ast.Ident)
-	return ok && id.Name == name
 }
 
 // filter keeps of run the defects the diff touches: their site changed,

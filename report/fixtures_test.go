@@ -19,7 +19,7 @@ func fixtureChecks() *Checks {
 	return c
 }
 
-// fixtureAttackList is the attack table of the README: each attack, the first
+// fixtureAttackList is the attack table of docs/course.md: each attack, the first
 // level that stops it, and what stops it there.
 var fixtureAttackList = []struct {
 	id    string

@@ -1,12 +1,8 @@
 package report
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -82,48 +78,4 @@ func escapeData(s string) string {
 // and ',', which would end the value.
 func escapeProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
-}
-
-// gateCall matches a planted site, mutants.On(mutants.<Const>).
-var gateCall = regexp.MustCompile(`mutants\.On\(mutants\.(\w+)\)`)
-
-// SiteLine returns the line of the first planted site of defect id in the
-// file site under root: the first mutants.On(mutants.<Const>) whose
-// constant spells the id (case and underscores aside: NoPIDNS is
-// no_pid_ns). The registry names the file, not the line, and lines move
-// with every edit, so the line is looked up when it is needed.
-func SiteLine(root, site, id string) (int, error) {
-	f, err := os.Open(filepath.Join(root, site))
-	if err != nil {
-		return 0, fmt.Errorf("reading the site of %s: %w", id, err)
-	}
-	defer f.Close()
-	want := strings.ReplaceAll(strings.ToLower(id), "_", "")
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		for _, m := range gateCall.FindAllStringSubmatch(sc.Text(), -1) {
-			if strings.ToLower(m[1]) == want {
-				return n, nil
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("reading the site of %s: %w", id, err)
-	}
-	return 0, fmt.Errorf("no mutants.On call for %s in %s", id, site)
-}
-
-// SiteLocator returns a line function for WriteGitHubAnnotations that
-// looks each site up under the first of roots where it is found, and
-// falls back to line 1 (the file is still right) when none has it.
-func SiteLocator(roots ...string) func(Defect) int {
-	return func(d Defect) int {
-		for _, r := range roots {
-			if n, err := SiteLine(r, d.Site, d.ID); err == nil {
-				return n
-			}
-		}
-		return 1
-	}
 }

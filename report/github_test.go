@@ -3,11 +3,10 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sandboxlab/verdict"
 	"strings"
 	"testing"
+
+	"sandboxlab/verdict"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -53,24 +52,4 @@ func TestWorkflowCommandEscaping(t *testing.T) {
 	out := b.String()
 	assert.Check(t, is.Equal(strings.Count(out, "\n"), 1), "one command, one line")
 	assert.Check(t, strings.HasPrefix(out, "::error file=dir%2Cwith%3Aodd/file.go,line=7,title=unexpected escape%3A x::x: line one%0Aline two%0Aunexpected: 100%25 through%0A"), out)
-}
-
-func TestSiteLine(t *testing.T) {
-	root := t.TempDir()
-	assert.NilError(t, os.MkdirAll(filepath.Join(root, "sandbox"), 0o755))
-	src := "package sandbox\n\nfunc f() {\n\tif mutants.On(mutants.AbsPathOK) && !mutants.On(mutants.PathGuardsOff) {\n\t}\n\tif !mutants.On(mutants.NoPIDNS) {\n\t}\n\t_ = mutants.On(mutants.PathGuardsOff)\n}\n"
-	assert.NilError(t, os.WriteFile(filepath.Join(root, "sandbox/files.go"), []byte(src), 0o644))
-	for id, want := range map[string]int{"abs_path_ok": 4, "path_guards_off": 4, "no_pid_ns": 6} {
-		n, err := SiteLine(root, "sandbox/files.go", id)
-		assert.Check(t, err, id)
-		assert.Check(t, is.Equal(n, want), id)
-	}
-	_, err := SiteLine(root, "sandbox/files.go", "no_net_ns")
-	assert.Check(t, is.ErrorContains(err, "no mutants.On call for no_net_ns in sandbox/files.go"))
-	_, err = SiteLine(root, "sandbox/gone.go", "no_net_ns")
-	assert.Check(t, is.ErrorContains(err, "reading the site of no_net_ns"))
-
-	locate := SiteLocator(t.TempDir(), root)
-	assert.Check(t, is.Equal(locate(Defect{ID: "no_pid_ns", Site: "sandbox/files.go"}), 6), "the second root has it")
-	assert.Check(t, is.Equal(locate(Defect{ID: "no_net_ns", Site: "sandbox/files.go"}), 1), "fallback")
 }

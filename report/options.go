@@ -28,8 +28,8 @@ var ExtraFormats = []Format{HTML, Stryker, SARIF}
 
 // Options says how to render what the model alone does not say: the
 // terminal's width, and for Stryker's JSON the sources of the planted
-// sites and who wrote it. The zero Options renders at DefaultWidth with
-// no sources (see Stryker).
+// sites, where in them the sites are, and who wrote it. The zero Options
+// renders at DefaultWidth with no sources (see Stryker).
 type Options struct {
 	// Width is the width text tables and prose are fitted to (0:
 	// DefaultWidth). Markdown is never wrapped.
@@ -38,6 +38,13 @@ type Options struct {
 	// relative to the module root (as Defect.Site names them). Without a
 	// file, its mutants are placed on a line that says so.
 	Sources fs.FS
+	// Locate finds the planted sites of defect id in the file path, in
+	// source order, each the span of its call; an error says the file
+	// could not be read as Go. The
+	// renderers parse no source: the harness passes its locator
+	// (harness.SiteSpans). Without it, mutants are placed on the file's
+	// first line, with a description that says so.
+	Locate func(path, id string) ([]SourceSpan, error)
 	// Version is sandboxlab's version, for Stryker's framework.
 	Version string
 	// System describes the machine that wrote the report, for Stryker's

@@ -3,9 +3,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"io/fs"
 	"slices"
@@ -232,7 +229,7 @@ func (m *Mutation) Stryker(o Options) *StrykerReport {
 		}
 		sf, ok := sources[site]
 		if !ok {
-			sf = readSiteFile(o.Sources, site)
+			sf = readSiteFile(o, site)
 			sources[site] = sf
 			r.Files[site] = &StrykerFile{Language: "go", Source: sf.source, Mutants: []StrykerMutant{}}
 		}
@@ -296,87 +293,57 @@ func writeStryker(w io.Writer, r *StrykerReport) error {
 	return nil
 }
 
-// siteFile is one planted site's source file and its mutants.On calls.
+// siteFile is one planted site's source file and where its sites are.
 type siteFile struct {
+	path   string
 	source string
 	err    error
-	// calls maps a constant's spelling folded (lower case, no
-	// underscores: NoPIDNS is nopidns) to its calls, in source order.
-	calls map[string][]StrykerLocation
+	finder func(path, id string) ([]SourceSpan, error)
 }
 
-// readSiteFile reads and parses path from sources. A file that cannot be
-// had becomes a one-line source that says so, so the report stays valid
-// and says what is missing rather than placing mutants on lines it cannot
+// readSiteFile reads path from o's sources. A file that cannot be had
+// becomes a one-line source that says so, so the report stays valid and
+// says what is missing rather than placing mutants on lines it cannot
 // show.
-func readSiteFile(sources fs.FS, path string) *siteFile {
-	sf := &siteFile{calls: map[string][]StrykerLocation{}}
-	if sources == nil {
+func readSiteFile(o Options, path string) *siteFile {
+	sf := &siteFile{path: path, finder: o.Locate}
+	if o.Sources == nil {
 		sf.err = fmt.Errorf("no sources were given to the renderer")
-	} else if b, err := fs.ReadFile(sources, path); err != nil {
+	} else if b, err := fs.ReadFile(o.Sources, path); err != nil {
 		sf.err = fmt.Errorf("reading %s: %w", path, err)
 	} else {
 		sf.source = string(b)
 	}
 	if sf.err != nil {
 		sf.source = "// The source of " + path + " was not available when this report was written: " + sf.err.Error() + "\n"
-		return sf
+	} else if o.Locate == nil {
+		sf.err = fmt.Errorf("no site locator was given to the renderer")
 	}
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, sf.source, parser.SkipObjectResolution)
-	if err != nil {
-		sf.err = fmt.Errorf("parsing %s: %w", path, err)
-		return sf
-	}
-	lines := strings.SplitAfter(sf.source, "\n")
-	pos := func(p token.Pos) StrykerPosition {
-		tp := fset.Position(p)
-		prefix := lines[tp.Line-1][:tp.Column-1]
-		return StrykerPosition{Line: tp.Line, Column: len(utf16.Encode([]rune(prefix))) + 1}
-	}
-	ast.Inspect(f, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok || len(call.Args) != 1 || !isSel(call.Fun, "mutants", "On") {
-			return true
-		}
-		arg, ok := call.Args[0].(*ast.SelectorExpr)
-		if !ok || !isSel(arg, "mutants", arg.Sel.Name) {
-			return true
-		}
-		key := fold(arg.Sel.Name)
-		sf.calls[key] = append(sf.calls[key], StrykerLocation{Start: pos(call.Pos()), End: pos(call.End())})
-		return true
-	})
 	return sf
 }
 
-// isSel reports whether e is pkg.name.
-func isSel(e ast.Expr, pkg, name string) bool {
-	sel, ok := e.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != name {
-		return false
-	}
-	id, ok := sel.X.(*ast.Ident)
-	return ok && id.Name == pkg
-}
-
-// fold spells an id or a constant for comparison: no_pid_ns and NoPIDNS
-// are both nopidns.
-func fold(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "") }
-
 // locate returns the first planted site of defect id and the lines of
-// the others (nil, nil when the file has none).
+// the others (nil, nil when the file has none). An error of the locator
+// becomes the file's.
 func (sf *siteFile) locate(id string) (*StrykerLocation, []int) {
-	calls := sf.calls[fold(id)]
-	if len(calls) == 0 {
+	if sf.err != nil {
+		return nil, nil
+	}
+	spans, err := sf.finder(sf.path, id)
+	if err != nil {
+		sf.err = err
+		return nil, nil
+	}
+	if len(spans) == 0 {
 		return nil, nil
 	}
 	var others []int
-	for _, c := range calls[1:] {
-		others = append(others, c.Start.Line)
+	for _, s := range spans[1:] {
+		others = append(others, s.StartLine)
 	}
-	first := calls[0]
-	return &first, others
+	first := spans[0]
+	return &StrykerLocation{Start: StrykerPosition{Line: first.StartLine, Column: first.StartColumn},
+		End: StrykerPosition{Line: first.EndLine, Column: first.EndColumn}}, others
 }
 
 // firstLine spans the file's first line: where a mutant whose site is

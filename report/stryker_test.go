@@ -3,9 +3,13 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"sandboxlab/harness/gosource"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gotest.tools/v3/assert"
@@ -52,7 +56,23 @@ var fixtureSystem = &StrykerSystem{CI: true, OS: &StrykerOS{Platform: "linux", D
 	CPU: &StrykerCPU{LogicalCores: 2, Model: "a test CPU"}, RAM: &StrykerRAM{Total: 24000}}
 
 func strykerOptions() Options {
-	return Options{Sources: fixtureSources(), Version: "v0.0.0-test", System: fixtureSystem}
+	return Options{Sources: fixtureSources(), Locate: locateIn(fixtureSources()), Version: "v0.0.0-test", System: fixtureSystem}
+}
+
+// locateIn is the harness's locator (harness.SiteSpans) over src, which
+// this package's tests cannot import: the harness imports report.
+func locateIn(src fs.FS) func(path, id string) ([]SourceSpan, error) {
+	return func(path, id string) ([]SourceSpan, error) {
+		sites, err := gosource.ReadSites(src, path)
+		if err != nil {
+			return nil, err
+		}
+		var out []SourceSpan
+		for _, s := range sites.Of(id) {
+			out = append(out, SourceSpan{StartLine: s.Start.Line, StartColumn: s.Start.UTF16Column, EndLine: s.End.Line, EndColumn: s.End.UTF16Column})
+		}
+		return out, nil
+	}
 }
 
 // validator compiles the pinned schema.
@@ -170,6 +190,22 @@ func TestStrykerWithoutSources(t *testing.T) {
 	for _, mu := range f.Mutants {
 		assert.Check(t, is.Equal(mu.Location.Start.Line, 1), mu.ID)
 		assert.Check(t, is.Contains(mu.Description, "the site's line is unknown"), mu.ID)
+	}
+
+	// The sources without a locator: the file is shown, its sites are not
+	// placed. A locator's error is the file's.
+	o := strykerOptions()
+	o.Locate = nil
+	f = fixtureMutation().Stryker(o).Files["sandbox/run.go"]
+	assert.Check(t, is.Contains(f.Source, "func run()"))
+	for _, mu := range f.Mutants {
+		assert.Check(t, is.Equal(mu.Location.Start.Line, 1), mu.ID)
+		assert.Check(t, is.Contains(mu.Description, "no site locator was given"), mu.ID)
+	}
+	o.Locate = func(path, id string) ([]SourceSpan, error) { return nil, errors.New("parsing " + path + ": broken") }
+	f = fixtureMutation().Stryker(o).Files["sandbox/run.go"]
+	for _, mu := range f.Mutants {
+		assert.Check(t, is.Contains(mu.Description, "the site's line is unknown: parsing sandbox/run.go: broken"), mu.ID)
 	}
 }
 

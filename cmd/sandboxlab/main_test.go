@@ -17,6 +17,7 @@ import (
 
 	"sandboxlab/attacks"
 	"sandboxlab/checks"
+	"sandboxlab/harness/gosource"
 	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/verdict"
@@ -152,10 +153,11 @@ func TestSiteLines(t *testing.T) {
 	root := moduleRoot(t)
 	assert.Assert(t, root != "", "no sandboxlab module above the test's directory")
 	for _, d := range mutants.All {
-		n, err := report.SiteLine(root, d.Site, string(d.ID))
+		sites, err := gosource.Locate(os.DirFS(root), d.Site, string(d.ID))
 		if !assert.Check(t, err, d.ID) {
 			continue
 		}
+		n := sites[0].Start.Line
 		data, err := os.ReadFile(filepath.Join(root, d.Site))
 		assert.NilError(t, err)
 		line := strings.Split(string(data), "\n")[n-1]

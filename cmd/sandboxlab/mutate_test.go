@@ -13,6 +13,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/icmd"
 
+	"sandboxlab/harness/gosource"
 	"sandboxlab/harness/harnesstest"
 	"sandboxlab/report"
 	"sandboxlab/verdict"
@@ -47,8 +48,9 @@ func TestMutateReplay(t *testing.T) {
 	res = run(t, []string{"GITHUB_ACTIONS=true"}, "mutate", "--replay", writeReport(t, &escaped))
 	res.Assert(t, icmd.Expected{ExitCode: verdict.ExitEscape, Out: "The gate fails"})
 	site := escaped.Defects[i].Site
-	line, err := report.SiteLine(moduleRoot(t), site, "fail_open")
+	sites, err := gosource.Locate(os.DirFS(moduleRoot(t)), site, "fail_open")
 	assert.NilError(t, err)
+	line := sites[0].Start.Line
 	assert.Check(t, is.Contains(res.Stderr(), fmt.Sprintf("::error file=%s,line=%d,title=unexpected escape%%3A fail_open::", site, line)))
 	res = run(t, nil, "mutate", "--replay", writeReport(t, &escaped))
 	assert.Check(t, !strings.Contains(res.Stderr(), "::error"), "annotations outside GitHub Actions")

@@ -364,7 +364,7 @@ func finishMutate(m *report.Mutation, out *output, stdout, stderr io.Writer) err
 	// commands from both streams, and stdout may be carrying JSON or
 	// JUnit that a ::error line would corrupt.
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		if err := report.WriteGitHubAnnotations(stderr, m, report.SiteLocator(sourceRoots()...)); err != nil {
+		if err := report.WriteGitHubAnnotations(stderr, m, harness.SiteLines(sourceRoots()...)); err != nil {
 			return fmt.Errorf("writing annotations: %w", err)
 		}
 	}

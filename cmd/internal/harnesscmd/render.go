@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab"
+	"sandboxlab/harness"
 	"sandboxlab/report"
 )
 
@@ -20,7 +21,8 @@ import (
 // page the planted sites' sources built into the binary, sandboxlab's
 // version and the machine.
 func renderOptions(stdout io.Writer) report.Options {
-	return report.Options{Width: outputWidth(stdout), Sources: sandboxlab.Sources, Version: version(), System: system()}
+	return report.Options{Width: outputWidth(stdout), Sources: sandboxlab.Sources, Locate: harness.SiteSpans(sandboxlab.Sources),
+		Version: version(), System: system()}
 }
 
 // outputWidth is the width to fit text to on w: its terminal's, else

@@ -1,5 +1,5 @@
 // A short session of the official TypeScript client with `sandboxlab mcp`,
-// printed as a transcript for the README: what an agent sends and what
+// printed as a transcript for docs/agents.md: what an agent sends and what
 // the server answers (the text the model reads; structuredContent
 // abridged to its status and reason).
 //
