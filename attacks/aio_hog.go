@@ -8,14 +8,12 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:        "aio_hog",
-		escapes:   "holds asynchronous I/O events, which every process of the machine draws from one count",
-		firstStop: 6,
-		new:       func() attack { return &aioHog{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var aioHogSpec = &spec{
+	id:        "aio_hog",
+	escapes:   "holds asynchronous I/O events, which every process of the machine draws from one count",
+	firstStop: 6,
+	new:       func() attack { return &aioHog{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 // aioHog is seen by its rings: the kernel maps each aio context into its

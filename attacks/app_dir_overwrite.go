@@ -5,14 +5,12 @@ import (
 	"path/filepath"
 )
 
-func init() {
-	register(spec{
-		id:        "app_dir_overwrite",
-		escapes:   "the application directory's fixture file changes",
-		firstStop: 2,
-		new:       func() attack { return appDirOverwrite{} },
-		elsewhere: elsewhere{rootRisk: "it overwrites config.py in its working directory, wherever the sandbox puts it"},
-	})
+var appDirOverwriteSpec = &spec{
+	id:        "app_dir_overwrite",
+	escapes:   "the application directory's fixture file changes",
+	firstStop: 2,
+	new:       func() attack { return appDirOverwrite{} },
+	elsewhere: elsewhere{rootRisk: "it overwrites config.py in its working directory, wherever the sandbox puts it"},
 }
 
 type appDirOverwrite struct{}

@@ -1,19 +1,20 @@
-// Package attacks runs sixteen small attack programs through the sandbox
-// at each of its six levels and judges every cell from evidence on the
-// host: a canary secret in the output, a fixture file changed, bytes at a
-// loopback honeypot, a process still alive, a resource count. The
-// program's exit status and its own claims never decide a verdict.
+// Package attacks runs small attack programs (the course's sixteen, then
+// the hardening suite's) through the sandbox at each of its suite's
+// levels, and judges every cell from evidence on the host: a canary
+// secret in the output, a fixture file changed, bytes at a loopback
+// honeypot, a process still alive, a resource count. The program's exit
+// status and its own claims never decide a verdict.
 //
 // A new attack is two files and one line, and touches nothing shared:
 //   - programs/<id>.py is the program (Python 3, standard library only,
 //     bounded);
-//   - <id>.go declares the attack's own state as a type, registers it
-//     (its id, what makes it an escape, the first level expected to stop
-//     it, how to make a fresh state for each cell, and how it runs under
-//     other sandboxes: see elsewhere in sandboxes.go), and implements
-//     judge on it, with setup, args, watch or beforeRun/afterRun when it
-//     needs them (see attack);
-//   - its id goes in its suite's row order below (courseRows for the
+//   - <id>.go declares the attack's own state as a type and its spec,
+//     <name>Spec (its id, what makes it an escape, the first level
+//     expected to stop it, how to make a fresh state for each cell, and
+//     how it runs under other sandboxes: see elsewhere in sandboxes.go),
+//     and implements judge on the type, with setup, args, watch or
+//     beforeRun/afterRun when it needs them (see attack);
+//   - its spec goes in its suite's row order below (courseRows for the
 //     course's, hardeningRows for any other), which gives it its suite.
 //
 // The same programs and judges also run under other sandboxes
@@ -40,7 +41,6 @@ package attacks
 import (
 	"embed"
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 
@@ -53,45 +53,32 @@ import (
 //go:embed programs/*.py
 var programs embed.FS
 
-// order is the matrix's row order: the course's attacks, then the
-// hardening suite's. The suite of an attack is that of its row order.
-var order = slices.Concat(courseRows, hardeningRows)
+// courseRows is the course's row order: docs/course.md's table, grouped by
+// the first level that stops each attack. The row orders are the one
+// list of the attacks, as checks/registry.go is of the checks: the list
+// an attack is in gives it its suite, and each lives in the file named
+// after its id.
+var courseRows = []*spec{
+	runawayLoopSpec, memoryHogSpec, outputFloodSpec, diskFillerSpec, fdHoarderSpec, lingeringChildSpec,
+	envSecretsSpec, appDirOverwriteSpec,
+	forkBombSpec, detachedDaemonSpec, hostProcessSnoopSpec,
+	exfiltrateSpec,
+	readSSHKeySpec, plantInHomeSpec, privilegedMountSpec,
+	fileAPISymlinkSpec,
+}
 
 // hardeningRows is the hardening suite's row order, below the course's.
-var hardeningRows = []string{
+var hardeningRows = []*spec{
 	// L5 keeps its promise.
-	"leave_host_state", "read_other_session", "host_socket", "steal_keyring",
+	leaveHostStateSpec, readOtherSessionSpec, hostSocketSpec, stealKeyringSpec,
 	// L6, hardened.
-	"kernel_surface", "compat_syscall", "write_outside", "memory_fanout",
+	kernelSurfaceSpec, compatSyscallSpec, writeOutsideSpec, memoryFanoutSpec,
 	// L6 denies by default.
-	"reach_host_socket", "change_host_metadata", "unlisted_syscall", "disk_flood",
+	reachHostSocketSpec, changeHostMetadataSpec, unlistedSyscallSpec, diskFloodSpec,
 	// L6 shares nothing with the host.
-	"host_identity", "aio_hog", "watch_host",
+	hostIdentitySpec, aioHogSpec, watchHostSpec,
 	// Network by allowlist, through the egress proxy.
-	"egress_lookalike", "egress_smuggle", "egress_credential_read", "egress_deny_bypass",
-}
-
-// rowSuite returns the suite whose row order lists id, and false when
-// none does.
-func rowSuite(id string) (vocab.Suite, bool) {
-	switch {
-	case slices.Contains(courseRows, id):
-		return vocab.Course, true
-	case slices.Contains(hardeningRows, id):
-		return vocab.Hardening, true
-	}
-	return "", false
-}
-
-// courseRows is the course's row order: the README's table, grouped by
-// the first level that stops each attack.
-var courseRows = []string{
-	"runaway_loop", "memory_hog", "output_flood", "disk_filler", "fd_hoarder", "lingering_child",
-	"env_secrets", "app_dir_overwrite",
-	"fork_bomb", "detached_daemon", "host_process_snoop",
-	"exfiltrate",
-	"read_ssh_key", "plant_in_home", "privileged_mount",
-	"file_api_symlink",
+	egressLookalikeSpec, egressSmuggleSpec, egressCredentialReadSpec, egressDenyBypassSpec,
 }
 
 // attack is one attack's state in one cell: what its program is given
@@ -134,20 +121,20 @@ type (
 	}
 )
 
-// spec is one registered attack.
+// spec is one attack, as its suite's row order lists it.
 type spec struct {
 	id string
 	// escapes says in one line what makes it an escape.
 	escapes string
 	// firstStop is the first level expected to stop it (and every level
-	// above) on the correct sandbox: the README's table.
+	// above) on the correct sandbox: docs/course.md's table.
 	firstStop int
 	// new returns a fresh state for one cell.
 	new func() attack
-	// source is the program, from programs/<id>.py (set by register).
+	// source is the program, from programs/<id>.py (set by index).
 	source string
 	// suite is the suite whose row order lists the attack (set by
-	// register). It runs only at the levels its suite has.
+	// index). It runs only at the levels its suite has.
 	suite vocab.Suite
 	// elsewhere says how the attack runs under another sandbox than
 	// sandboxlab's own levels (see sandboxes.go).
@@ -229,27 +216,41 @@ func stopped(by, format string, args ...any) verdict {
 	return verdict{stoppedBy: by, evidence: fmt.Sprintf(format, args...)}
 }
 
-var registry = map[string]*spec{}
+// registry maps each attack's id to its spec, and order is the matrix's
+// row order: the course's attacks, then the hardening suite's. Both are
+// made from the row orders as the package's variables are initialised,
+// before any init or caller can look an attack up.
+var registry, order = index()
 
-// register adds an attack; each <id>.go calls it from init.
-func register(s spec) {
-	if _, dup := registry[s.id]; dup {
-		panic("attacks: " + s.id + " registered twice")
+// index completes each spec of the row orders with its suite and its
+// program, and returns the specs by id and their ids in row order. It
+// panics on an id listed twice, a spec without new, and an attack
+// without a program.
+func index() (map[string]*spec, []string) {
+	registry := make(map[string]*spec, len(courseRows)+len(hardeningRows))
+	var order []string
+	for _, rows := range []struct {
+		suite vocab.Suite
+		specs []*spec
+	}{{vocab.Course, courseRows}, {vocab.Hardening, hardeningRows}} {
+		for _, s := range rows.specs {
+			if _, dup := registry[s.id]; dup {
+				panic("attacks: " + s.id + " listed twice")
+			}
+			if s.new == nil {
+				panic("attacks: " + s.id + " listed without new")
+			}
+			src, err := programs.ReadFile("programs/" + s.id + ".py")
+			if err != nil {
+				panic("attacks: " + s.id + " has no program: " + err.Error())
+			}
+			s.suite = rows.suite
+			s.source = string(src)
+			registry[s.id] = s
+			order = append(order, s.id)
+		}
 	}
-	if s.new == nil {
-		panic("attacks: " + s.id + " registered without new")
-	}
-	suite, listed := rowSuite(s.id)
-	if !listed {
-		panic("attacks: " + s.id + " is in no suite's row order (courseRows, hardeningRows)")
-	}
-	s.suite = suite
-	src, err := programs.ReadFile("programs/" + s.id + ".py")
-	if err != nil {
-		panic("attacks: " + s.id + " has no program: " + err.Error())
-	}
-	s.source = string(src)
-	registry[s.id] = &s
+	return registry, order
 }
 
 // Info describes one attack.
@@ -280,7 +281,7 @@ func All() []Info {
 func IDs() []string { return append([]string(nil), order...) }
 
 // Baseline maps each attack to the first level that stops it on the
-// correct sandbox (the README's table; 0 for the file-API attack, which
+// correct sandbox (docs/course.md's table; 0 for the file-API attack, which
 // every level stops).
 func Baseline() map[string]int {
 	m := make(map[string]int, len(order))

@@ -11,14 +11,12 @@ import (
 	"sandboxlab/sandbox"
 )
 
-func init() {
-	register(spec{
-		id:        "change_host_metadata",
-		escapes:   "changes the mode, a time or the extended attributes of a file of its own host user's outside its session",
-		firstStop: 6,
-		new:       func() attack { return &changeHostMetadata{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var changeHostMetadataSpec = &spec{
+	id:        "change_host_metadata",
+	escapes:   "changes the mode, a time or the extended attributes of a file of its own host user's outside its session",
+	firstStop: 6,
+	new:       func() attack { return &changeHostMetadata{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 // changeHostMetadata's target belongs to the program's host identity and

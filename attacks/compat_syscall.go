@@ -8,15 +8,13 @@ import (
 	vocab "sandboxlab/verdict"
 )
 
-func init() {
-	register(spec{
-		id:        "compat_syscall",
-		escapes:   "makes a directory on the host through the 32-bit system-call entry point",
-		firstStop: 6,
-		needs:     vocab.CompatEntry,
-		new:       func() attack { return &compatSyscall{} },
-		elsewhere: elsewhere{rootRisk: "it makes a directory in its working directory through system-call numbers that mean other calls on x86-64"},
-	})
+var compatSyscallSpec = &spec{
+	id:        "compat_syscall",
+	escapes:   "makes a directory on the host through the 32-bit system-call entry point",
+	firstStop: 6,
+	needs:     vocab.CompatEntry,
+	new:       func() attack { return &compatSyscall{} },
+	elsewhere: elsewhere{rootRisk: "it makes a directory in its working directory through system-call numbers that mean other calls on x86-64"},
 }
 
 // compatSyscall's program makes a directory named after the cell's token

@@ -1,14 +1,12 @@
 package attacks
 
-func init() {
-	register(spec{
-		id:          "detached_daemon",
-		escapes:     "a double-forked, setsid daemon is alive after the run",
-		firstStop:   3,
-		new:         func() attack { return detachedDaemon{} },
-		runsToLimit: true,
-		elsewhere:   elsewhere{harmlessAsRoot: true},
-	})
+var detachedDaemonSpec = &spec{
+	id:          "detached_daemon",
+	escapes:     "a double-forked, setsid daemon is alive after the run",
+	firstStop:   3,
+	new:         func() attack { return detachedDaemon{} },
+	runsToLimit: true,
+	elsewhere:   elsewhere{harmlessAsRoot: true},
 }
 
 type detachedDaemon struct{}

@@ -5,15 +5,13 @@ import (
 	"path/filepath"
 )
 
-func init() {
-	register(spec{
-		id:          "disk_filler",
-		escapes:     "writes a file over 10 MiB",
-		firstStop:   1,
-		new:         func() attack { return diskFiller{} },
-		runsToLimit: true,
-		elsewhere:   elsewhere{rootRisk: "it writes 50 MiB in its working directory, wherever the sandbox puts it"},
-	})
+var diskFillerSpec = &spec{
+	id:          "disk_filler",
+	escapes:     "writes a file over 10 MiB",
+	firstStop:   1,
+	new:         func() attack { return diskFiller{} },
+	runsToLimit: true,
+	elsewhere:   elsewhere{rootRisk: "it writes 50 MiB in its working directory, wherever the sandbox puts it"},
 }
 
 // diskFillerMax is the largest file allowed (the L1 file-size limit).

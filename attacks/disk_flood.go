@@ -9,15 +9,13 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:          "disk_flood",
-		escapes:     "its working directory holds more than the session's disk quota at once, within one run",
-		firstStop:   6,
-		new:         func() attack { return &diskFlood{} },
-		runsToLimit: true,
-		elsewhere:   elsewhere{harmlessAsRoot: true},
-	})
+var diskFloodSpec = &spec{
+	id:          "disk_flood",
+	escapes:     "its working directory holds more than the session's disk quota at once, within one run",
+	firstStop:   6,
+	new:         func() attack { return &diskFlood{} },
+	runsToLimit: true,
+	elsewhere:   elsewhere{harmlessAsRoot: true},
 }
 
 // diskFlood's evidence is the host's count of the blocks in the

@@ -8,15 +8,13 @@ import (
 	"sandboxlab/sandbox/evidence"
 )
 
-func init() {
-	register(spec{
-		id: "egress_credential_read",
-		escapes: "the API credential appears in its output (from L4 the policy gives it to the proxy for one destination; " +
-			"below, with no proxy, the program must be handed it to use the API)",
-		firstStop: 4,
-		elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
-		new:       func() attack { return &egressCredentialRead{} },
-	})
+var egressCredentialReadSpec = &spec{
+	id: "egress_credential_read",
+	escapes: "the API credential appears in its output (from L4 the policy gives it to the proxy for one destination; " +
+		"below, with no proxy, the program must be handed it to use the API)",
+	firstStop: 4,
+	elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
+	new:       func() attack { return &egressCredentialRead{} },
 }
 
 // egressCredentialRead's credential is for api.corp.test; echo.corp.test

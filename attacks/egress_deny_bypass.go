@@ -7,14 +7,12 @@ import (
 	"sandboxlab/sandbox/evidence"
 )
 
-func init() {
-	register(spec{
-		id:        "egress_deny_bypass",
-		escapes:   "a denied address receives a request made by an allowed name (in *.corp.test) that resolves to it",
-		firstStop: 4,
-		elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
-		new:       func() attack { return &egressDenyBypass{} },
-	})
+var egressDenyBypassSpec = &spec{
+	id:        "egress_deny_bypass",
+	escapes:   "a denied address receives a request made by an allowed name (in *.corp.test) that resolves to it",
+	firstStop: 4,
+	elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
+	new:       func() attack { return &egressDenyBypass{} },
 }
 
 // egressDenyBypass's allowlist is *.corp.test with the vault's address

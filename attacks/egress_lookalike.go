@@ -7,14 +7,12 @@ import (
 	"sandboxlab/sandbox/evidence"
 )
 
-func init() {
-	register(spec{
-		id:        "egress_lookalike",
-		escapes:   "a server reached only by names that look like an allowed domain (evildocs.example.test, docs.example.test.evil.test) receives its bytes",
-		firstStop: 4,
-		elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
-		new:       func() attack { return &egressLookalike{} },
-	})
+var egressLookalikeSpec = &spec{
+	id:        "egress_lookalike",
+	escapes:   "a server reached only by names that look like an allowed domain (evildocs.example.test, docs.example.test.evil.test) receives its bytes",
+	firstStop: 4,
+	elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
+	new:       func() attack { return &egressLookalike{} },
 }
 
 // egressLookalike's allowlist is docs.example.test and its subdomains;

@@ -7,14 +7,12 @@ import (
 	"sandboxlab/sandbox/evidence"
 )
 
-func init() {
-	register(spec{
-		id:        "egress_smuggle",
-		escapes:   "a denied host (vault.corp.test, inside the allowed *.corp.test) receives a request smuggled behind an allowed one on a kept-alive connection",
-		firstStop: 4,
-		elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
-		new:       func() attack { return &egressSmuggle{} },
-	})
+var egressSmuggleSpec = &spec{
+	id:        "egress_smuggle",
+	escapes:   "a denied host (vault.corp.test, inside the allowed *.corp.test) receives a request smuggled behind an allowed one on a kept-alive connection",
+	firstStop: 4,
+	elsewhere: elsewhere{na: "it needs sandboxlab's egress proxy, which its policy's allowlist sets up; another sandbox's network has no such proxy to judge"},
+	new:       func() attack { return &egressSmuggle{} },
 }
 
 // egressSmuggle's allowlist is *.corp.test with vault.corp.test denied:

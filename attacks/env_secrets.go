@@ -2,14 +2,12 @@ package attacks
 
 import "strings"
 
-func init() {
-	register(spec{
-		id:        "env_secrets",
-		escapes:   "the host's fake API key appears in its output",
-		firstStop: 2,
-		new:       func() attack { return envSecrets{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var envSecretsSpec = &spec{
+	id:        "env_secrets",
+	escapes:   "the host's fake API key appears in its output",
+	firstStop: 2,
+	new:       func() attack { return envSecrets{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 type envSecrets struct{}

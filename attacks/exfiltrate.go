@@ -7,14 +7,12 @@ import (
 	"sandboxlab/sandbox/evidence"
 )
 
-func init() {
-	register(spec{
-		id:        "exfiltrate",
-		escapes:   "the loopback honeypot receives its bytes",
-		firstStop: 4,
-		new:       func() attack { return &exfiltrate{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var exfiltrateSpec = &spec{
+	id:        "exfiltrate",
+	escapes:   "the loopback honeypot receives its bytes",
+	firstStop: 4,
+	new:       func() attack { return &exfiltrate{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 type exfiltrate struct {

@@ -7,15 +7,13 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:          "fd_hoarder",
-		escapes:     "holds over 64 files open",
-		firstStop:   1,
-		new:         func() attack { return &fdHoarder{} },
-		runsToLimit: true,
-		elsewhere:   elsewhere{harmlessAsRoot: true},
-	})
+var fdHoarderSpec = &spec{
+	id:          "fd_hoarder",
+	escapes:     "holds over 64 files open",
+	firstStop:   1,
+	new:         func() attack { return &fdHoarder{} },
+	runsToLimit: true,
+	elsewhere:   elsewhere{harmlessAsRoot: true},
 }
 
 // fdHoarderMax is the most descriptors a process may hold (the L1 limit).

@@ -7,14 +7,12 @@ import (
 	"sandboxlab/sandbox"
 )
 
-func init() {
-	register(spec{
-		id:        "file_api_symlink",
-		escapes:   "the host's file API hands back a host file through a link the program made",
-		firstStop: 0,
-		new:       func() attack { return fileAPISymlink{} },
-		elsewhere: elsewhere{na: "it needs sandboxlab's host-side file API, which hands a run's files back to the model; other sandboxes have none"},
-	})
+var fileAPISymlinkSpec = &spec{
+	id:        "file_api_symlink",
+	escapes:   "the host's file API hands back a host file through a link the program made",
+	firstStop: 0,
+	new:       func() attack { return fileAPISymlink{} },
+	elsewhere: elsewhere{na: "it needs sandboxlab's host-side file API, which hands a run's files back to the model; other sandboxes have none"},
 }
 
 // linkName is the output file the program leaves as a link.

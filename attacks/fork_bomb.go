@@ -9,16 +9,14 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:            "fork_bomb",
-		escapes:       "over 16 of its processes alive at once for 100 ms (it stops at 40)",
-		firstStop:     3,
-		new:           func() attack { return &forkBomb{} },
-		runsToLimit:   true,
-		escapeByClock: true,
-		elsewhere:     elsewhere{harmlessAsRoot: true},
-	})
+var forkBombSpec = &spec{
+	id:            "fork_bomb",
+	escapes:       "over 16 of its processes alive at once for 100 ms (it stops at 40)",
+	firstStop:     3,
+	new:           func() attack { return &forkBomb{} },
+	runsToLimit:   true,
+	escapeByClock: true,
+	elsewhere:     elsewhere{harmlessAsRoot: true},
 }
 
 const (

@@ -12,14 +12,12 @@ import (
 	"sandboxlab/sandbox/cgroup"
 )
 
-func init() {
-	register(spec{
-		id:        "host_identity",
-		escapes:   "reads the host's name, boot id or kernel command line, sees a lock a host process holds, or names its control group as the host does",
-		firstStop: 6,
-		new:       func() attack { return &hostIdentity{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var hostIdentitySpec = &spec{
+	id:        "host_identity",
+	escapes:   "reads the host's name, boot id or kernel command line, sees a lock a host process holds, or names its control group as the host does",
+	firstStop: 6,
+	new:       func() attack { return &hostIdentity{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 // hostIdentity's host holds a lock on a fixture of its own while the

@@ -10,14 +10,12 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:        "host_process_snoop",
-		escapes:   "reads the secret in a host canary process's environment",
-		firstStop: 3,
-		new:       func() attack { return &hostProcessSnoop{} },
-		elsewhere: elsewhere{rootRisk: "it reads every process's environment, real secrets included for root"},
-	})
+var hostProcessSnoopSpec = &spec{
+	id:        "host_process_snoop",
+	escapes:   "reads the secret in a host canary process's environment",
+	firstStop: 3,
+	new:       func() attack { return &hostProcessSnoop{} },
+	elsewhere: elsewhere{rootRisk: "it reads every process's environment, real secrets included for root"},
 }
 
 type hostProcessSnoop struct {

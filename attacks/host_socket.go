@@ -9,14 +9,12 @@ import (
 	"sandboxlab/sandbox/evidence"
 )
 
-func init() {
-	register(spec{
-		id:        "host_socket",
-		escapes:   "a host service's Unix socket in a shared directory (/run/lock) receives its bytes",
-		firstStop: 5,
-		new:       func() attack { return &hostSocket{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var hostSocketSpec = &spec{
+	id:        "host_socket",
+	escapes:   "a host service's Unix socket in a shared directory (/run/lock) receives its bytes",
+	firstStop: 5,
+	new:       func() attack { return &hostSocket{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 // hostSocket's service is a honeypot on a Unix socket that anyone may

@@ -9,14 +9,12 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:        "kernel_surface",
-		escapes:   "holds an io_uring or a userfaultfd descriptor, interfaces where kernel exploits live",
-		firstStop: 6,
-		new:       func() attack { return &kernelSurface{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var kernelSurfaceSpec = &spec{
+	id:        "kernel_surface",
+	escapes:   "holds an io_uring or a userfaultfd descriptor, interfaces where kernel exploits live",
+	firstStop: 6,
+	new:       func() attack { return &kernelSurface{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 // kernelSurface's evidence is the program's descriptors as the host's

@@ -9,14 +9,12 @@ import (
 	"sandboxlab/sandbox/evidence"
 )
 
-func init() {
-	register(spec{
-		id:        "leave_host_state",
-		escapes:   "a file it wrote in a world-writable directory, or a System V or POSIX IPC object it made, is on the host after the run",
-		firstStop: 5,
-		new:       func() attack { return &leaveHostState{} },
-		elsewhere: elsewhere{rootRisk: "it writes in every world-writable directory of the host"},
-	})
+var leaveHostStateSpec = &spec{
+	id:        "leave_host_state",
+	escapes:   "a file it wrote in a world-writable directory, or a System V or POSIX IPC object it made, is on the host after the run",
+	firstStop: 5,
+	new:       func() attack { return &leaveHostState{} },
+	elsewhere: elsewhere{rootRisk: "it writes in every world-writable directory of the host"},
 }
 
 // leaveHostState's program tags what it leaves with the cell's token

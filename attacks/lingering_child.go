@@ -1,14 +1,12 @@
 package attacks
 
-func init() {
-	register(spec{
-		id:          "lingering_child",
-		escapes:     "a child in the run's own session is alive after the run",
-		firstStop:   1,
-		new:         func() attack { return lingeringChild{} },
-		runsToLimit: true,
-		elsewhere:   elsewhere{harmlessAsRoot: true},
-	})
+var lingeringChildSpec = &spec{
+	id:          "lingering_child",
+	escapes:     "a child in the run's own session is alive after the run",
+	firstStop:   1,
+	new:         func() attack { return lingeringChild{} },
+	runsToLimit: true,
+	elsewhere:   elsewhere{harmlessAsRoot: true},
 }
 
 type lingeringChild struct{}

@@ -7,15 +7,13 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:          "memory_fanout",
-		escapes:     "its processes together hold over 256 MiB of real memory at once (320 with shared pages), each under a per-process limit",
-		firstStop:   6,
-		new:         func() attack { return &memoryFanout{} },
-		runsToLimit: true,
-		elsewhere:   elsewhere{harmlessAsRoot: true},
-	})
+var memoryFanoutSpec = &spec{
+	id:          "memory_fanout",
+	escapes:     "its processes together hold over 256 MiB of real memory at once (320 with shared pages), each under a per-process limit",
+	firstStop:   6,
+	new:         func() attack { return &memoryFanout{} },
+	runsToLimit: true,
+	elsewhere:   elsewhere{harmlessAsRoot: true},
 }
 
 // runMemory is the real memory a run may use at the levels with limits,

@@ -8,15 +8,13 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:          "memory_hog",
-		escapes:     "allocates 1 GiB (a process's VmPeak reaches it)",
-		firstStop:   1,
-		new:         func() attack { return &memoryHog{} },
-		runsToLimit: true,
-		elsewhere:   elsewhere{harmlessAsRoot: true},
-	})
+var memoryHogSpec = &spec{
+	id:          "memory_hog",
+	escapes:     "allocates 1 GiB (a process's VmPeak reaches it)",
+	firstStop:   1,
+	new:         func() attack { return &memoryHog{} },
+	runsToLimit: true,
+	elsewhere:   elsewhere{harmlessAsRoot: true},
 }
 
 // memoryHogSize is what the program asks for.

@@ -6,15 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-func init() {
-	register(spec{
-		id:          "output_flood",
-		escapes:     "prints 50 MiB and more than 8,000 characters come back, or over 8 MiB is held by the harness",
-		firstStop:   1,
-		new:         func() attack { return &outputFlood{} },
-		runsToLimit: true,
-		elsewhere:   elsewhere{harmlessAsRoot: true},
-	})
+var outputFloodSpec = &spec{
+	id:          "output_flood",
+	escapes:     "prints 50 MiB and more than 8,000 characters come back, or over 8 MiB is held by the harness",
+	firstStop:   1,
+	new:         func() attack { return &outputFlood{} },
+	runsToLimit: true,
+	elsewhere:   elsewhere{harmlessAsRoot: true},
 }
 
 const (

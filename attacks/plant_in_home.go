@@ -8,14 +8,12 @@ import (
 	"strings"
 )
 
-func init() {
-	register(spec{
-		id:        "plant_in_home",
-		escapes:   "a file in the fake home changes on the host",
-		firstStop: 5,
-		new:       func() attack { return &plantInHome{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var plantInHomeSpec = &spec{
+	id:        "plant_in_home",
+	escapes:   "a file in the fake home changes on the host",
+	firstStop: 5,
+	new:       func() attack { return &plantInHome{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 type plantInHome struct {

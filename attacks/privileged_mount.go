@@ -8,14 +8,12 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:        "privileged_mount",
-		escapes:   "makes a private mount namespace and mounts a tmpfs in it",
-		firstStop: 5,
-		new:       func() attack { return &privilegedMount{} },
-		elsewhere: elsewhere{harmlessAsRoot: true}, // its mounts are private to a namespace of its own
-	})
+var privilegedMountSpec = &spec{
+	id:        "privileged_mount",
+	escapes:   "makes a private mount namespace and mounts a tmpfs in it",
+	firstStop: 5,
+	new:       func() attack { return &privilegedMount{} },
+	elsewhere: elsewhere{harmlessAsRoot: true}, // its mounts are private to a namespace of its own
 }
 
 type privilegedMount struct {

@@ -7,14 +7,12 @@ import (
 	"sandboxlab/sandbox/evidence"
 )
 
-func init() {
-	register(spec{
-		id:        "reach_host_socket",
-		escapes:   "a host service's Unix socket in a world-writable host directory that is no scratch directory receives its bytes",
-		firstStop: 6,
-		new:       func() attack { return &reachHostSocket{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var reachHostSocketSpec = &spec{
+	id:        "reach_host_socket",
+	escapes:   "a host service's Unix socket in a world-writable host directory that is no scratch directory receives its bytes",
+	firstStop: 6,
+	new:       func() attack { return &reachHostSocket{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 // reachHostSocket's service listens in a shared directory of the

@@ -8,14 +8,12 @@ import (
 	"sandboxlab/sandbox"
 )
 
-func init() {
-	register(spec{
-		id:        "read_other_session",
-		escapes:   "reads or hard-links a file of another live session beside its own",
-		firstStop: 5,
-		new:       func() attack { return &readOtherSession{} },
-		elsewhere: elsewhere{rootRisk: "it hard-links what it finds into its working directory, wherever the sandbox puts it"},
-	})
+var readOtherSessionSpec = &spec{
+	id:        "read_other_session",
+	escapes:   "reads or hard-links a file of another live session beside its own",
+	firstStop: 5,
+	new:       func() attack { return &readOtherSession{} },
+	elsewhere: elsewhere{rootRisk: "it hard-links what it finds into its working directory, wherever the sandbox puts it"},
 }
 
 // readOtherSession's victim is a second session of the same policy in the

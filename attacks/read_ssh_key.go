@@ -2,14 +2,12 @@ package attacks
 
 import "strings"
 
-func init() {
-	register(spec{
-		id:        "read_ssh_key",
-		escapes:   "the fake SSH key's content appears in its output",
-		firstStop: 5,
-		new:       func() attack { return readSSHKey{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var readSSHKeySpec = &spec{
+	id:        "read_ssh_key",
+	escapes:   "the fake SSH key's content appears in its output",
+	firstStop: 5,
+	new:       func() attack { return readSSHKey{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 type readSSHKey struct{}

@@ -7,17 +7,15 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:            "runaway_loop",
-		escapes:       "still running past the wall limit",
-		firstStop:     1,
-		new:           func() attack { return &runawayLoop{} },
-		runsToLimit:   true,
-		escapeByClock: true,
-		elsewhere:     elsewhere{harmlessAsRoot: true, keepsRunning: true},
-		idleCPU:       true,
-	})
+var runawayLoopSpec = &spec{
+	id:            "runaway_loop",
+	escapes:       "still running past the wall limit",
+	firstStop:     1,
+	new:           func() attack { return &runawayLoop{} },
+	runsToLimit:   true,
+	escapeByClock: true,
+	elsewhere:     elsewhere{harmlessAsRoot: true, keepsRunning: true},
+	idleCPU:       true,
 }
 
 // runawayCheck is when the host starts looking for the loop, counted from

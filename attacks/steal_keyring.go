@@ -9,14 +9,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func init() {
-	register(spec{
-		id:        "steal_keyring",
-		escapes:   "reads the payload of a key in the session keyring the harness holds",
-		firstStop: 5,
-		new:       func() attack { return &stealKeyring{} },
-		elsewhere: elsewhere{harmlessAsRoot: true}, // the keyring it reads is the cell's own
-	})
+var stealKeyringSpec = &spec{
+	id:        "steal_keyring",
+	escapes:   "reads the payload of a key in the session keyring the harness holds",
+	firstStop: 5,
+	new:       func() attack { return &stealKeyring{} },
+	elsewhere: elsewhere{harmlessAsRoot: true}, // the keyring it reads is the cell's own
 }
 
 // stealKeyring's canary is a key in the harness's session keyring, as a

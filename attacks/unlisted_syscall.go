@@ -9,14 +9,12 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:        "unlisted_syscall",
-		escapes:   "a system call no list of the filter names takes effect: a NUMA memory policy set, or a secret-memory descriptor held",
-		firstStop: 6,
-		new:       func() attack { return &unlistedSyscall{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var unlistedSyscallSpec = &spec{
+	id:        "unlisted_syscall",
+	escapes:   "a system call no list of the filter names takes effect: a NUMA memory policy set, or a secret-memory descriptor held",
+	firstStop: 6,
+	new:       func() attack { return &unlistedSyscall{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 // unlistedSyscall's evidence is what the host reads of the program's

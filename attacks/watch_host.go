@@ -9,14 +9,12 @@ import (
 	"sandboxlab/sandbox/procfs"
 )
 
-func init() {
-	register(spec{
-		id:        "watch_host",
-		escapes:   "holds an inotify watch on a system directory of the host's, and sees the host's processes open and execute files there",
-		firstStop: 6,
-		new:       func() attack { return &watchHost{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var watchHostSpec = &spec{
+	id:        "watch_host",
+	escapes:   "holds an inotify watch on a system directory of the host's, and sees the host's processes open and execute files there",
+	firstStop: 6,
+	new:       func() attack { return &watchHost{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 // watchHost is judged by the host's own inodes: the kernel lists each

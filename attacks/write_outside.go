@@ -8,14 +8,12 @@ import (
 	"sandboxlab/sandbox"
 )
 
-func init() {
-	register(spec{
-		id:        "write_outside",
-		escapes:   "changes a file of its own host user's outside its session directory",
-		firstStop: 6,
-		new:       func() attack { return &writeOutside{} },
-		elsewhere: elsewhere{harmlessAsRoot: true},
-	})
+var writeOutsideSpec = &spec{
+	id:        "write_outside",
+	escapes:   "changes a file of its own host user's outside its session directory",
+	firstStop: 6,
+	new:       func() attack { return &writeOutside{} },
+	elsewhere: elsewhere{harmlessAsRoot: true},
 }
 
 // writeOutside's target belongs to the program's host identity, as a
