@@ -443,7 +443,7 @@ func (e *env) setUpOn(b *backend, s *spec, a attack) ([]string, error) {
 	var err error
 	// The session is the program's working directory ({workdir}); only
 	// the backend runs in it.
-	e.session, err = sandbox.NewSession(sandbox.Options{Policy: e.policy, Root: e.fx.sessions})
+	e.session, err = e.newSession(e.policy)
 	if err != nil {
 		return nil, fmt.Errorf("opening session: %w", err)
 	}

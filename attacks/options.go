@@ -32,6 +32,10 @@ type Options struct {
 	// evidence.FixtureRoot()). The program's host identity must be able to pass
 	// through it.
 	TempDir string
+	// Queue is how the cells' sessions use the host's run slots, and
+	// Observe, if set, is given each of their Results (sandbox.Options).
+	Queue   sandbox.Queue
+	Observe func(*sandbox.Result)
 }
 
 // ErrUsage wraps every error about a bad attack id or level.

@@ -26,7 +26,7 @@ type readOtherSession struct {
 }
 
 func (r *readOtherSession) setup(e *env) error {
-	v, err := sandbox.NewSession(sandbox.Options{Policy: e.policy, Root: e.fx.sessions})
+	v, err := e.newSession(e.policy)
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func Run(ctx context.Context, opts Options) (*report.Attacks, error) {
 				return nil, err
 			}
 			var cell report.Cell
-			onOwnThread(func() { cell, err = runCell(ctx, a, level, opts.TempDir, without) })
+			onOwnThread(func() { cell, err = runCell(ctx, a, level, opts, without) })
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", report.Cell{Attack: a.id, Level: level}.Name(), err)
 			}
@@ -128,6 +128,9 @@ type env struct {
 	token   string         // tags every process of the attack (procfs.WithArg)
 	fx      *fixtures
 	session *sandbox.Session // open from just after setup until the cleanup
+	// queue and observe are the sessions' (Options.Queue, Options.Observe).
+	queue   sandbox.Queue
+	observe func(*sandbox.Result)
 
 	// iso is what the host saw of the program's isolation.
 	iso isolation
@@ -176,15 +179,17 @@ func (e *env) attackProcs() []procfs.Proc { return evidence.Programs(procfs.With
 // runCell runs one attack at one level with fresh fixtures and a fresh
 // state, and removes everything afterwards. The error is for the harness
 // failing, never for the attack's outcome.
-// With without, that layer is taken away from the level's policy.
-func runCell(ctx context.Context, s *spec, level int, tempDir string, without *sandbox.Layer) (cell report.Cell, err error) {
+// The fixtures go below opts.TempDir, and the sessions use opts' queue
+// and observer. With without, that layer is taken away from the level's
+// policy.
+func runCell(ctx context.Context, s *spec, level int, opts Options, without *sandbox.Layer) (cell report.Cell, err error) {
 	began := time.Now()
 	cell = report.Cell{Attack: s.id, Level: level}
 	if why := evidence.Lacks(s.needs); why != "" {
 		cell.NA = why
 		return cell, nil
 	}
-	fx, err := makeFixtures(tempDir)
+	fx, err := makeFixtures(opts.TempDir)
 	if err != nil {
 		return cell, err
 	}
@@ -193,6 +198,7 @@ func runCell(ctx context.Context, s *spec, level int, tempDir string, without *s
 		token:  procfs.Tag(),
 		policy: sandbox.MustPreset(level),
 		unseen: notSeen,
+		queue:  opts.Queue, observe: opts.Observe,
 	}
 	if without != nil {
 		without.Remove(&e.policy)
@@ -209,6 +215,11 @@ func runCell(ctx context.Context, s *spec, level int, tempDir string, without *s
 	return cell, nil
 }
 
+// newSession opens a session under p among the cell's fixtures.
+func (e *env) newSession(p sandbox.Policy) (*sandbox.Session, error) {
+	return sandbox.NewSession(sandbox.Options{Policy: p, Root: e.fx.sessions, Queue: e.queue, Observe: e.observe})
+}
+
 // run sets the cell up for attack a (whose program is s's), runs the
 // program and judges it.
 func (e *env) run(ctx context.Context, s *spec, a attack) (verdict, error) {
@@ -222,7 +233,7 @@ func (e *env) run(ctx context.Context, s *spec, a attack) (verdict, error) {
 		e.policy.Filesystem.Hide = append(slices.Clone(e.policy.Filesystem.Hide), e.fx.home)
 	}
 	var err error
-	e.session, err = sandbox.NewSession(sandbox.Options{Policy: e.policy, Root: e.fx.sessions})
+	e.session, err = e.newSession(e.policy)
 	if err != nil {
 		return verdict{}, fmt.Errorf("opening session: %w", err)
 	}

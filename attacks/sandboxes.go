@@ -157,7 +157,7 @@ func runColumn(ctx context.Context, sb backends.Sandbox, name string, list []*sp
 func ownCell(ctx context.Context, a *spec, level int, column, tempDir string) (report.SandboxCell, error) {
 	var cell report.Cell
 	var err error
-	onOwnThread(func() { cell, err = runCell(ctx, a, level, tempDir, nil) })
+	onOwnThread(func() { cell, err = runCell(ctx, a, level, Options{TempDir: tempDir}, nil) })
 	if err != nil {
 		return report.SandboxCell{}, err
 	}

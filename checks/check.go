@@ -205,6 +205,10 @@ type Options struct {
 	// TookAway, if set, is called with each layer a check takes away on
 	// purpose (as the tree-kill check takes the CPU limit away).
 	TookAway func(layer string)
+	// Queue is how the checks' sessions use the host's run slots, and
+	// Observe, if set, is given each of their Results (sandbox.Options).
+	Queue   sandbox.Queue
+	Observe func(*sandbox.Result)
 }
 
 // RunAll runs the checks in order, each on a goroutine of its own, and
@@ -214,15 +218,19 @@ func RunAll(ctx context.Context, opts Options) (*report.Checks, error) {
 	if err != nil {
 		return nil, err
 	}
-	masking.without, masking.plain, masking.tookAway = nil, opts.Plain, opts.TookAway
+	settings.without, settings.plain, settings.tookAway = nil, opts.Plain, opts.TookAway
+	settings.queue, settings.observe = opts.Queue, opts.Observe
 	if opts.Without != "" {
 		l, err := sandbox.LookupLayer(opts.Without)
 		if err != nil {
 			return nil, err
 		}
-		masking.without = &l
+		settings.without = &l
 	}
-	defer func() { masking.without, masking.plain, masking.tookAway = nil, false, nil }()
+	defer func() {
+		settings.without, settings.plain, settings.tookAway = nil, false, nil
+		settings.queue, settings.observe = sandbox.Queue{}, nil
+	}()
 	id := sandbox.HostIdentity()
 	rep := &report.Checks{
 		Identity: report.Identity{UID: os.Geteuid(), Root: sandbox.HostRoot(), ProgramUID: id.UID},

@@ -21,19 +21,22 @@ func Preset(n int, tweaks ...func(*sandbox.Policy)) sandbox.Policy {
 	for _, tw := range tweaks {
 		tw(&p)
 	}
-	if masking.without != nil {
-		masking.without.Remove(&p)
+	if settings.without != nil {
+		settings.without.Remove(&p)
 	}
 	return p
 }
 
-// masking is what the masking search asks of every policy the checks of
-// one RunAll make (see Options): one more layer taken away, or the
-// checks' own removals undone.
-var masking struct {
+// settings is what one RunAll asks of every check (see Options): of
+// every policy, for the masking search, one more layer taken away or
+// the checks' own removals undone; of every session, its queue and its
+// observer.
+var settings struct {
 	without  *sandbox.Layer
 	plain    bool
 	tookAway func(layer string)
+	queue    sandbox.Queue
+	observe  func(*sandbox.Result)
 }
 
 // NoCPULimit takes the CPU limit away.
@@ -42,10 +45,10 @@ func NoCPULimit(p *sandbox.Policy) { takeAway(p, "cpu_limit") }
 // takeAway removes a layer from p, on purpose: unless the masking search
 // asks to see the check without its removals (Options.Plain).
 func takeAway(p *sandbox.Policy, layer string) {
-	if masking.tookAway != nil {
-		masking.tookAway(layer)
+	if settings.tookAway != nil {
+		settings.tookAway(layer)
 	}
-	if masking.plain {
+	if settings.plain {
 		return
 	}
 	l, err := sandbox.LookupLayer(layer)
@@ -151,7 +154,8 @@ func notTimed(p *sandbox.Policy) { TimeLimits(10 * time.Second)(p) }
 // session makes a session below the check's root, closed after the check.
 func (t *T) session(p sandbox.Policy, quota int64) *sandbox.Session {
 	t.Helper()
-	s, err := sandbox.NewSession(sandbox.Options{Policy: p, Root: t.sessionsDir(), Quota: quota})
+	s, err := sandbox.NewSession(sandbox.Options{Policy: p, Root: t.sessionsDir(), Quota: quota,
+		Queue: settings.queue, Observe: settings.observe})
 	t.NilError(err)
 	t.Cleanup(func() { s.Close() })
 	return s

@@ -75,7 +75,7 @@ type Task struct {
 	// verdicts when they differ.
 	Repeat int
 	// Slots is how many of the host's run slots the worker's runs may
-	// use (sandbox.SetMaxRunning; 0: the default), set by the runner to
+	// use (sandbox.Queue.Max; 0: the default), set by the runner to
 	// its job count: the pool already shares the cores among its probes by
 	// what they cost, and many of them wait on clocks, so the default
 	// slots (two per CPU) would queue behind those waits the probes the
@@ -108,7 +108,7 @@ type ProbeResult struct {
 	// as a starved one is, and runs once more.
 	ClockStops int `json:"clock_stops,omitempty"`
 	// Timeouts are the probe's runs stopped at their time limit
-	// (sandbox.Timeouts): how late each kill landed.
+	// (the Results its sessions observed): how late each kill landed.
 	Timeouts []ProbeTimeout `json:"timeouts,omitempty"`
 }
 

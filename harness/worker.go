@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"sandboxlab/attacks"
@@ -60,9 +62,6 @@ func workerMain(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return verdict.ExitInternal
 	}
-	if *slots > 0 {
-		sandbox.SetMaxRunning(*slots)
-	}
 	fail := func(err error) int {
 		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", workerName, *probe, err)
 		return verdict.ExitInternal
@@ -79,12 +78,14 @@ func workerMain(args []string) int {
 	// after the check or cell under way.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := runProbe(ctx, *probe, *without, *plain)
+	var ended endedRuns
+	runs := probeRuns{queue: sandbox.Queue{Max: *slots}, observe: ended.observe}
+	res, err := runProbe(ctx, *probe, *without, *plain, runs)
 	if err != nil {
 		return fail(err)
 	}
-	for _, to := range sandbox.Timeouts() { // this process ran the probe alone
-		pt := ProbeTimeout{Level: to.Level, LateMS: to.Late.Milliseconds(),
+	for _, to := range ended.timeouts() {
+		pt := ProbeTimeout{Level: to.Level, LateMS: to.KillLate.Milliseconds(),
 			Backstop: to.StoppedBy == sandbox.StoppedByBackstop, Starved: to.Starved}
 		if to.StoppedBy == sandbox.StoppedByInit {
 			ms := to.InitLate.Milliseconds()
@@ -135,12 +136,13 @@ func clockStops(res *ProbeResult) int {
 }
 
 // runProbe runs one check, or one attack at one level.
-func runProbe(ctx context.Context, probe, without string, plain bool) (*ProbeResult, error) {
+func runProbe(ctx context.Context, probe, without string, plain bool, runs probeRuns) (*ProbeResult, error) {
 	cell, err := verdict.ParseCell(probe)
 	if err != nil {
 		res := &ProbeResult{}
 		took := map[string]bool{}
 		rep, err := checks.RunAll(ctx, checks.Options{Only: []string{probe}, Without: without, Plain: plain,
+			Queue: runs.queue, Observe: runs.observe,
 			TookAway: func(layer string) {
 				if !took[layer] {
 					took[layer] = true
@@ -161,7 +163,8 @@ func runProbe(ctx context.Context, probe, without string, plain bool) (*ProbeRes
 	if !ok {
 		return nil, fmt.Errorf("%s is not a level", cell.Column)
 	}
-	rep, err := attacks.Run(ctx, attacks.Options{Only: []string{cell.Attack}, Levels: []int{level}, Without: without})
+	rep, err := attacks.Run(ctx, attacks.Options{Only: []string{cell.Attack}, Levels: []int{level}, Without: without,
+		Queue: runs.queue, Observe: runs.observe})
 	if err != nil {
 		return nil, err
 	}
@@ -169,6 +172,37 @@ func runProbe(ctx context.Context, probe, without string, plain bool) (*ProbeRes
 		return nil, errors.New("the attack has no cell at that level")
 	}
 	return &ProbeResult{Cell: &rep.Cells[0], Layers: sandbox.LayersOn(sandbox.MustPreset(level))}, nil
+}
+
+// probeRuns is what a probe's sessions are given: how they use the
+// host's run slots, and who sees their Results.
+type probeRuns struct {
+	queue   sandbox.Queue
+	observe func(*sandbox.Result)
+}
+
+// endedRuns gathers the Results of a probe's runs that were stopped at
+// their time limit, in the order they ended: what the runner needs to
+// tell a verdict the machine's load decided (a starved run) from one the
+// sandbox did, and to gather the kill lateness of many runs.
+type endedRuns struct {
+	mu  sync.Mutex
+	log []*sandbox.Result
+}
+
+func (e *endedRuns) observe(r *sandbox.Result) {
+	if r.Reason != sandbox.ReasonTimeout {
+		return
+	}
+	e.mu.Lock()
+	e.log = append(e.log, r)
+	e.mu.Unlock()
+}
+
+func (e *endedRuns) timeouts() []*sandbox.Result {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.log)
 }
 
 // IdleProbe is the Runner's Idle for the real probes: whether probe is a

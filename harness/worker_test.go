@@ -44,4 +44,17 @@ func TestWorker(t *testing.T) {
 			assert.Check(t, is.Len(res.Reached, 0), "%+v: coverage recorded unasked", tc.task)
 		}
 	}
+
+	// A check whose runs end at their time limit: the worker reports each
+	// such run, as its sessions observed it, and none of the others.
+	run := r.runTask(t.Context(), Task{Probe: "wall_timeout"}, nil, nil)
+	assert.Assert(t, run.err)
+	assert.Check(t, run.result.Check != nil && run.result.Check.Passed, "%+v", run.result.Check)
+	assert.Check(t, len(run.result.Timeouts) > 0, "no timeout gathered from the check's runs")
+	for _, to := range run.result.Timeouts {
+		assert.Check(t, to.Level > 0 && to.LateMS >= 0, "%+v", to)
+	}
+	run = r.runTask(t.Context(), Task{Probe: "exit_status"}, nil, nil)
+	assert.Assert(t, run.err)
+	assert.Check(t, is.Len(run.result.Timeouts, 0), "a check none of whose runs timed out")
 }

@@ -115,7 +115,7 @@ type Result struct {
 	// (RunQueueWaitMax >= Policy.TimeLimit / 2): the clock ran
 	// out while the program was kept from running, by a busy machine or by
 	// its own other threads. The stop stands; it only says the timeout is
-	// no measure of the program's own speed (see StarvedRuns).
+	// no measure of the program's own speed.
 	Starved bool
 	// OOM is true when the program ran out of memory: with a control
 	// group (L6) when the kernel's OOM killer killed one of its processes,

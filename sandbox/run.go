@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -67,13 +66,13 @@ const streamGrace = 250 * time.Millisecond
 // settle is nil unless the Result was made before the run's init had
 // exited (runStart.early): it waits for that, and must be called before
 // the session's next run and before it closes.
-func run(ctx context.Context, p Policy, c Command, dir string, w *warmInit) (res *Result, settle func() error, err error) {
+func run(ctx context.Context, p Policy, q Queue, c Command, dir string, w *warmInit) (res *Result, settle func() error, err error) {
 	cwd, err := checkCommand(p, c, dir)
 	if err != nil {
 		w.discard()
 		return nil, nil, err
 	}
-	release, queued, err := takeSlot(ctx, queueWait(p))
+	release, queued, err := takeSlot(ctx, q)
 	if errors.Is(err, errBusy) {
 		w.discard()
 		return &Result{Level: p.Level, Reason: ReasonBusy, ExitCode: -1, Queued: queued,
@@ -101,41 +100,64 @@ func run(ctx context.Context, p Policy, c Command, dir string, w *warmInit) (res
 	return res, o.settle, err
 }
 
+// liveRun is one run's state from its set-up to its end: what it runs
+// under (p, c, cwd, dir), what the host made for it (its pipes, control
+// group and way to the egress proxy), and once started, its init and
+// how it is watched. A cold run makes all of it (runCold); a pre-started
+// init brings its own (warmInit.run).
+type liveRun struct {
+	p        Policy
+	c        Command
+	cwd, dir string
+	ps       *pipes
+	rg       *runGroup    // nil without a control group
+	eg       *egressRelay // nil without an egress proxy
+	cmd      *exec.Cmd    // the init (or the program, without one), once started
+	rs       runStart
+}
+
 // runCold makes everything c's run under p needs, starts it and
 // supervises it.
 func runCold(ctx context.Context, p Policy, c Command, cwd, dir string) (outcome, error) {
-	ps, err := newPipes()
-	if err != nil {
-		return outcome{}, fmt.Errorf("creating output pipes: %w", err)
-	}
+	r := &liveRun{p: p, c: c, cwd: cwd, dir: dir}
 	var cu cleanup.Stack
-	cu.Add(ps.close)
 	defer cu.Clean()
-	rg, err := newRunGroup(p)
-	if err != nil {
+	if err := r.prepare(&cu); err != nil {
 		return outcome{}, err
 	}
-	if rg != nil {
-		cu.Add(rg.discard)
-	}
-	if err := checkSessionStore(p, dir); err != nil {
-		return outcome{}, err
-	}
-	eg, err := newEgress(p)
-	if err != nil {
-		return outcome{}, err
-	}
-	if eg != nil {
-		cu.Add(eg.discard)
-	}
-	cmd, rs, err := start(p, c, cwd, dir, ps, rg, eg)
-	if err != nil {
+	if err := r.start(); err != nil {
 		return outcome{}, err
 	}
 	cu.Release() // supervise closes the parent's ends and removes the group
-	o := supervise(ctx, p, cmd, ps, rg, rs)
-	o.network, o.networkDropped = eg.finish() // the program is gone: so is its way out
+	o := r.supervise(ctx)
+	o.network, o.networkDropped = r.eg.finish() // the program is gone: so is its way out
 	return o, nil
+}
+
+// prepare makes the run's pipes, control group and egress proxy, and
+// checks the session's store, adding to cu how to undo each.
+func (r *liveRun) prepare(cu *cleanup.Stack) error {
+	var err error
+	if r.ps, err = newPipes(); err != nil {
+		return fmt.Errorf("creating output pipes: %w", err)
+	}
+	cu.Add(r.ps.close)
+	if r.rg, err = newRunGroup(r.p); err != nil {
+		return err
+	}
+	if r.rg != nil {
+		cu.Add(r.rg.discard)
+	}
+	if err := checkSessionStore(r.p, r.dir); err != nil {
+		return err
+	}
+	if r.eg, err = newEgress(r.p); err != nil {
+		return err
+	}
+	if r.eg != nil {
+		cu.Add(r.eg.discard)
+	}
+	return nil
 }
 
 // checkCommand checks c against p and returns its working directory.
@@ -177,34 +199,35 @@ type runStart struct {
 	started time.Time
 }
 
-// start builds the command and starts it (in rg, when the policy asks
-// for a control group; with eg's way to the egress proxy, when it asks
-// for one), and returns when it started. The child's ends of ps are
-// closed right after, whatever the outcome.
-func start(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *egressRelay) (*exec.Cmd, runStart, error) {
+// start builds the command and starts it (in the run's control group,
+// when the policy asks for one; with its way to the egress proxy, when
+// it asks for one), and notes when it started. The child's ends of the
+// pipes are closed right after, whatever the outcome.
+func (r *liveRun) start() error {
 	// The clock starts before the command is built, because the reaper's
 	// deadline, which is part of its config, counts from it.
-	rs := runStart{at: time.Now(), mono: monotonicNow()}
-	cmd, reaper, err := buildCmd(p, c, cwd, dir, ps, rg, eg, rs.mono)
+	r.rs = runStart{at: time.Now(), mono: monotonicNow()}
+	cmd, reaper, err := r.buildCmd()
 	if err != nil {
-		return nil, rs, err
+		return err
 	}
-	rs.reaper = reaper
+	r.rs.reaper = reaper
 	err = cmd.Start()
-	if err != nil && p.userNS() && mutants.On(mutants.FailOpen) {
-		cmd, err = startBare(p, c, cwd, dir, ps, rg, err)
-		rs.reaper = false
+	if err != nil && r.p.userNS() && mutants.On(mutants.FailOpen) {
+		cmd, err = r.startBare(err)
+		r.rs.reaper = false
 	}
-	rs.started = time.Now()
-	ps.closeChildEnds()
-	if rg != nil {
-		rg.started()
+	r.rs.started = time.Now()
+	r.ps.closeChildEnds()
+	if r.rg != nil {
+		r.rg.started()
 	}
 	if err != nil {
-		return nil, rs, startError(p, c, err)
+		return startError(r.p, r.c, err)
 	}
-	eg.started()
-	return cmd, rs, nil
+	r.cmd = cmd
+	r.eg.started()
+	return nil
 }
 
 // startError says why the program did not start. Where the policy needs
@@ -256,13 +279,14 @@ type outcome struct {
 
 // supervise reads the program's output, enforces the limits the
 // supervisor watches, waits for the program and sweeps up after it. It
-// closes the parent's ends of ps.
+// closes the parent's ends of the pipes and removes the control group.
 //
 // The program's first process is reaped only after the supervisor has
 // stopped and the sweep is done: until then its pid, group id and
 // session id cannot be given to another process, so nothing they kill by
 // number can be a stranger's (see killRun).
-func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runGroup, rs runStart) outcome {
+func (r *liveRun) supervise(ctx context.Context) outcome {
+	p, cmd, ps, rg, rs := r.p, r.cmd, r.ps, r.rg, r.rs
 	o := outcome{stdout: newStream(p.Limits.OutputChars), stderr: newStream(p.Limits.OutputChars), reaper: rs.reaper,
 		startMono: rs.mono}
 	var readers child.Readers
@@ -279,7 +303,7 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 			o.wall = time.Since(rs.at)
 			sup.stop()
 			if sup.reason == "" {
-				return settleEarly(o, cmd, ps, rg, proc, &readers)
+				return r.settleEarly(o, proc, &readers)
 			}
 			stopped = true // the supervisor stopped the init meanwhile: as below
 		}
@@ -329,7 +353,8 @@ func supervise(ctx context.Context, p Policy, cmd *exec.Cmd, ps *pipes, rg *runG
 // The rest is left to o.settle: reaping the init, which a backstop
 // bounds (an init that has not exited settleGrace after its report is
 // killed), and removing the group.
-func settleEarly(o outcome, cmd *exec.Cmd, ps *pipes, rg *runGroup, proc *child.Process, readers *child.Readers) outcome {
+func (r *liveRun) settleEarly(o outcome, proc *child.Process, readers *child.Readers) outcome {
+	cmd, ps, rg := r.cmd, r.ps, r.rg
 	readers.Collect()
 	if rg != nil {
 		st, err := rg.g.Stats()
@@ -456,7 +481,6 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 		}
 		res.RunQueueWait, res.RunQueueTasks, res.RunQueueWaitMax = o.used.runQueue, o.used.tasks, o.used.maxRunQueue
 		res.Starved = starved(o.used, p.TimeLimit())
-		logTimeout(res)
 	}
 	res.Network, res.NetworkDropped = o.network, o.networkDropped
 	return res, nil
@@ -573,19 +597,20 @@ func environment(p Policy, c Command, dir string) []string {
 
 // buildCmd prepares the command: the program itself at L0, else this
 // binary re-executed as the init, which sets limits, mounts and privileges
-// up and then execs the program, reporting a failure on ps's init pipe.
-// With rg, the program starts in the run's control group; with eg, the
-// init opens its way to the egress proxy. startMono is the start of the
-// run's clock on CLOCK_MONOTONIC, from which a reaper's deadline counts;
-// buildCmd reports whether the init stays as the program's reaper.
-func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg *egressRelay, startMono int64) (*exec.Cmd, bool, error) {
+// up and then execs the program, reporting a failure on the init pipe.
+// With a control group, the program starts in it; with an egress proxy,
+// the init opens its way to it. A reaper's deadline counts from the
+// start of the run's clock (runStart.mono); buildCmd reports whether the
+// init stays as the program's reaper.
+func (r *liveRun) buildCmd() (*exec.Cmd, bool, error) {
+	p, c, dir, eg := r.p, r.c, r.dir, r.eg
 	l := hostLaunch(p)
 	if p.userNS() {
 		l.addNamespaces(p, c, dir)
-		l.addReaper(p, startMono)
+		l.addReaper(p, r.rs.mono)
 	}
-	if rg != nil {
-		l.group = rg
+	if r.rg != nil {
+		l.group = r.rg
 	}
 	env := environment(p, c, dir)
 	switch {
@@ -602,19 +627,19 @@ func buildCmd(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, eg 
 			l.cfg.Landlock.ConnectTCP = []uint16{uint16(addr.Port)}
 		}
 	}
-	cmd, err := l.command(c, env, cwd, ps, nil)
+	cmd, err := l.command(c, env, r.cwd, r.ps, nil)
 	return cmd, l.cfg.Reaper != nil, err
 }
 
 // startBare is the fail_open defect's fallback: it warns that the
 // namespaces could not be made and starts the program without them (in
-// rg, when there is one).
-func startBare(p Policy, c Command, cwd, dir string, ps *pipes, rg *runGroup, nsErr error) (*exec.Cmd, error) {
+// the run's control group, when there is one).
+func (r *liveRun) startBare(nsErr error) (*exec.Cmd, error) {
 	fmt.Fprintf(os.Stderr, "sandbox: namespaces unavailable (%v); running without them\n", nsErr)
-	ps.closeInit() // the new command gets a pipe of its own
-	l := hostLaunch(p)
-	l.group = rg
-	cmd, err := l.command(c, environment(p, c, dir), cwd, ps, nil)
+	r.ps.closeInit() // the new command gets a pipe of its own
+	l := hostLaunch(r.p)
+	l.group = r.rg
+	cmd, err := l.command(r.c, environment(r.p, r.c, r.dir), r.cwd, r.ps, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -876,51 +901,4 @@ func classify(p Policy, stoppedBy Reason, ws syscall.WaitStatus, res *Result) Re
 // or more (see Result.Starved).
 func starved(u usage, limit time.Duration) bool {
 	return u.tasks > 0 && limit > 0 && u.maxRunQueue >= limit/2
-}
-
-// Timeout is one run of this process stopped at its time limit, as the
-// host saw it: what a harness that runs probes in worker processes needs
-// to report how late kills land and which verdicts the machine's load
-// decided.
-type Timeout struct {
-	Level     int
-	Late      time.Duration // Result.KillLate
-	InitLate  time.Duration // Result.InitLate, when StoppedBy is StoppedByInit
-	StoppedBy string        // Result.StoppedBy
-	Starved   bool          // Result.Starved
-}
-
-// timeouts logs this process's runs stopped at their time limit.
-var timeouts struct {
-	mu  sync.Mutex
-	log []Timeout
-}
-
-func logTimeout(r *Result) {
-	timeouts.mu.Lock()
-	timeouts.log = append(timeouts.log, Timeout{Level: r.Level, Late: r.KillLate, InitLate: r.InitLate, StoppedBy: r.StoppedBy, Starved: r.Starved})
-	timeouts.mu.Unlock()
-}
-
-// Timeouts returns this process's runs so far that were stopped at their
-// time limit, in the order they ended. A harness that runs one probe per
-// process reads it to tell a verdict the machine's load decided (a
-// starved run) from one the sandbox did, and to gather the kill lateness
-// of many runs.
-func Timeouts() []Timeout {
-	timeouts.mu.Lock()
-	defer timeouts.mu.Unlock()
-	return slices.Clone(timeouts.log)
-}
-
-// StarvedRuns is how many runs of this process so far were stopped at
-// their time limit starved of CPU (Result.Starved).
-func StarvedRuns() int {
-	n := 0
-	for _, t := range Timeouts() {
-		if t.Starved {
-			n++
-		}
-	}
-	return n
 }

@@ -49,6 +49,14 @@ type Options struct {
 	// starts cold. It has no effect while a planted defect is on, or
 	// without namespaces (L0, L1).
 	Prestart bool
+	// Queue is how the session's runs use the host's slots (see
+	// slots.go); the zero Queue is the default.
+	Queue Queue
+	// Observe, when set, is given the Result of each of the session's
+	// runs that reached the host's queue, as Run returns it: a harness
+	// that runs many sessions for one verdict gathers their timeouts this
+	// way.
+	Observe func(*Result)
 }
 
 // Session is one conversation's sandbox: a private directory that lives
@@ -60,6 +68,9 @@ type Session struct {
 	quota  int64
 	id     Identity
 	keep   bool
+	queue  Queue
+	// observe is Options.Observe.
+	observe func(*Result)
 
 	mu     sync.Mutex
 	dir    string
@@ -92,7 +103,7 @@ func NewSession(opts Options) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{policy: opts.Policy, root: opts.Root, quota: opts.Quota, id: HostIdentity(), keep: opts.Keep,
-		prestart: opts.Prestart}
+		prestart: opts.Prestart, queue: opts.Queue, observe: opts.Observe}
 	if s.root == "" {
 		s.root = os.TempDir()
 	}
@@ -232,10 +243,13 @@ func (s *Session) Run(ctx context.Context, cmd Command) (*Result, error) {
 		res.Files, res.FilesTruncated = s.listed()
 		return res, nil
 	}
-	res, settling, err := run(ctx, s.policy, cmd, s.dir, s.takeNext(cmd))
+	res, settling, err := run(ctx, s.policy, s.queue, cmd, s.dir, s.takeNext(cmd))
 	s.settling = settling
 	if res != nil {
 		res.Files, res.FilesTruncated = s.listed()
+		if s.observe != nil {
+			s.observe(res)
+		}
 	}
 	if s.prestart && err == nil && canPrestart(s.policy) {
 		s.prepareNext(cmd)

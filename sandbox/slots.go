@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -52,49 +51,30 @@ const slotsEnv = "SANDBOXLAB_SLOTS_DIR"
 // defaultSlotsDir is on a tmpfs every user may write (sticky, as /tmp).
 const defaultSlotsDir = "/dev/shm/sandboxlab-slots"
 
-var slots struct {
-	mu   sync.Mutex
-	max  int
-	wait time.Duration // 0: DefaultQueueWait
+// Queue is how one session's runs use the host's slots. The zero Queue
+// is the default: DefaultMaxRunning slots, DefaultQueueWait.
+type Queue struct {
+	// Max is how many of the host's slots the runs use (0:
+	// DefaultMaxRunning). Sessions that use fewer slots than others queue
+	// on the first ones only.
+	Max int
+	// Wait is how long a run waits for a slot before it is refused as
+	// busy (0: DefaultQueueWait).
+	Wait time.Duration
 }
 
-// SetQueueWait sets how long this process's runs wait for a slot before
-// they are refused as busy (d < 1: DefaultQueueWait).
-func SetQueueWait(d time.Duration) {
-	slots.mu.Lock()
-	slots.wait = d
-	slots.mu.Unlock()
+func (q Queue) max() int {
+	if q.Max < 1 {
+		return DefaultMaxRunning()
+	}
+	return q.Max
 }
 
-// queueWait is how long a run under p waits for a slot.
-func queueWait(Policy) time.Duration {
-	slots.mu.Lock()
-	defer slots.mu.Unlock()
-	if slots.wait < 1 {
+func (q Queue) wait() time.Duration {
+	if q.Wait < 1 {
 		return DefaultQueueWait
 	}
-	return slots.wait
-}
-
-// SetMaxRunning sets how many slots this process uses (n < 1:
-// DefaultMaxRunning). Processes that use fewer slots than others queue on
-// the first ones only.
-func SetMaxRunning(n int) {
-	if n < 1 {
-		n = DefaultMaxRunning()
-	}
-	slots.mu.Lock()
-	slots.max = n
-	slots.mu.Unlock()
-}
-
-func maxRunning() int {
-	slots.mu.Lock()
-	defer slots.mu.Unlock()
-	if slots.max < 1 {
-		slots.max = DefaultMaxRunning()
-	}
-	return slots.max
+	return q.Wait
 }
 
 // errBusy is returned by takeSlot when the bound passed with every slot
@@ -114,12 +94,12 @@ const slotPoll = 10 * time.Millisecond
 // at the slots, every slotPoll. So a hundred waiting processes cost one
 // poller's CPU, not a hundred (polling them all took the CPU from the runs
 // holding the slots, whose clocks were running).
-func takeSlot(ctx context.Context, wait time.Duration) (release func(), queued time.Duration, err error) {
+func takeSlot(ctx context.Context, q Queue) (release func(), queued time.Duration, err error) {
 	dir, err := slotsDir()
 	if err != nil {
 		return nil, 0, err
 	}
-	n := maxRunning()
+	n, wait := q.max(), q.wait()
 	began := time.Now()
 	if f, err := tryAnySlot(dir, n); err != nil || f != nil {
 		return slotRelease(f), 0, err

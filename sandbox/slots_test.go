@@ -18,8 +18,7 @@ import (
 // holdSlotHelper takes the one slot of the directory in slotsEnv, says
 // so, and holds it until it is killed or its stdin closes.
 func holdSlotHelper() int {
-	SetMaxRunning(1)
-	release, _, err := takeSlot(context.Background(), time.Minute)
+	release, _, err := takeSlot(context.Background(), Queue{Max: 1, Wait: time.Minute})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
@@ -30,16 +29,15 @@ func holdSlotHelper() int {
 	return 0
 }
 
-// oneSlot points this process's runs at a fresh directory with one slot,
-// and starts another process holding it. It returns that process and a
-// function that lets it give the slot back.
+// oneSlot points this process's runs at a fresh directory of slots,
+// and starts another process holding its first. It returns that process
+// and a function that lets it give the slot back. Runs that use one slot
+// (runQueued) then wait for it.
 func oneSlot(t *testing.T) (*exec.Cmd, func()) {
 	t.Helper()
 	dir := t.TempDir()
 	assert.NilError(t, os.Chmod(dir, 0o1777|os.ModeSticky))
 	t.Setenv(slotsEnv, dir)
-	SetMaxRunning(1)
-	t.Cleanup(func() { SetMaxRunning(0); SetQueueWait(0) })
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"=hold-slot")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -54,6 +52,21 @@ func oneSlot(t *testing.T) (*exec.Cmd, func()) {
 	return cmd, func() { in.Close() }
 }
 
+// runQueued runs c under p in a session of its own that uses one slot
+// of the host's and waits at most wait for it (0: the default), and
+// returns the Result its Observe was given too.
+func runQueued(t *testing.T, p Policy, wait time.Duration, c Command) *Result {
+	t.Helper()
+	var observed *Result
+	s, err := NewSession(Options{Policy: p, Queue: Queue{Max: 1, Wait: wait}, Observe: func(r *Result) { observed = r }})
+	assert.NilError(t, err)
+	defer s.Close()
+	res, err := s.Run(context.Background(), c)
+	assert.NilError(t, err)
+	assert.Check(t, observed == res, "Observe was not given the run's Result")
+	return res
+}
+
 // TestSlotsSharedAcrossProcesses: a slot another process holds delays a
 // run until it is given back, and the run says how long it queued; its
 // wall clock starts only then.
@@ -61,8 +74,7 @@ func TestSlotsSharedAcrossProcesses(t *testing.T) {
 	_, giveBack := oneSlot(t)
 	const hold = 800 * time.Millisecond
 	time.AfterFunc(hold, giveBack)
-	res, err := Run(context.Background(), MustPreset(1), Command{Path: "/bin/true", Dir: "/"})
-	assert.NilError(t, err)
+	res := runQueued(t, MustPreset(1), 0, Command{Path: "/bin/true", Dir: "/"})
 	assert.Check(t, is.Equal(res.Reason, ReasonExited))
 	assert.Check(t, res.Queued >= hold-50*time.Millisecond, "queued %v, the other held it %v", res.Queued, hold)
 	assert.Check(t, res.Wall < res.Queued, "the wall clock counted the queue: wall %v, queued %v", res.Wall, res.Queued)
@@ -73,8 +85,7 @@ func TestSlotsSharedAcrossProcesses(t *testing.T) {
 func TestKilledHolderFreesItsSlot(t *testing.T) {
 	holder, _ := oneSlot(t)
 	time.AfterFunc(300*time.Millisecond, func() { holder.Process.Kill() })
-	res, err := Run(context.Background(), MustPreset(1), Command{Path: "/bin/true", Dir: "/"})
-	assert.NilError(t, err)
+	res := runQueued(t, MustPreset(1), 0, Command{Path: "/bin/true", Dir: "/"})
 	assert.Check(t, is.Equal(res.Reason, ReasonExited))
 	assert.Check(t, res.Queued >= 250*time.Millisecond && res.Queued < 30*time.Second, "queued %v", res.Queued)
 }
@@ -83,13 +94,11 @@ func TestKilledHolderFreesItsSlot(t *testing.T) {
 // refused as busy, with nothing run, and says so.
 func TestBusyPastTheBound(t *testing.T) {
 	oneSlot(t)
-	SetQueueWait(300 * time.Millisecond)
 	marker := t.TempDir() + "/ran"
-	res, err := Run(context.Background(), MustPreset(1), Command{Path: "/usr/bin/touch", Args: []string{marker}, Dir: t.TempDir()})
-	assert.NilError(t, err)
+	res := runQueued(t, MustPreset(1), 300*time.Millisecond, Command{Path: "/usr/bin/touch", Args: []string{marker}, Dir: t.TempDir()})
 	assert.Check(t, is.Equal(res.Reason, ReasonBusy))
 	assert.Check(t, is.Contains(res.Message, "nothing ran"))
 	assert.Check(t, res.Queued >= 300*time.Millisecond)
-	_, err = os.Stat(marker)
+	_, err := os.Stat(marker)
 	assert.Check(t, os.IsNotExist(err), "a busy run ran")
 }

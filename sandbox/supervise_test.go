@@ -150,7 +150,7 @@ func cancelAtExit(p Policy, when cancelWhen) (outcome, error) {
 			cancel()
 		}()
 	}
-	return supervise(ctx, p, cmd, ps, nil, runStart{at: started}), nil
+	return (&liveRun{p: p, ps: ps, cmd: cmd, rs: runStart{at: started}}).supervise(ctx), nil
 }
 
 // reapOrphans reaps the zombies this process, PID 1 of its namespace,

@@ -176,7 +176,7 @@ func (w *warmInit) run(ctx context.Context, p Policy, c Command, dir string) (o 
 	if err != nil {
 		return o, false
 	}
-	o = supervise(ctx, p, w.cmd, w.ps, w.rg, rs)
+	o = (&liveRun{p: p, c: c, dir: dir, ps: w.ps, rg: w.rg, eg: w.eg, cmd: w.cmd, rs: rs}).supervise(ctx)
 	o.network, o.networkDropped = w.eg.finish() // the program is gone: so is its way out
 	return o, true
 }
