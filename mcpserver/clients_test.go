@@ -68,8 +68,23 @@ func (s setup) flags() []string {
 type conn struct {
 	cs        *mcp.ClientSession
 	serverPID int // the process that makes the runs' control groups
-	mu        sync.Mutex
-	progress  []*mcp.ProgressNotificationParams
+	// sandbox is the handle every call names, over HTTP ("" over stdio,
+	// where the connection is the sandbox).
+	sandbox  string
+	mu       sync.Mutex
+	progress []*mcp.ProgressNotificationParams
+}
+
+// args are a call's arguments, with the sandbox's handle over HTTP.
+func (c *conn) args(m map[string]any) map[string]any {
+	if c.sandbox == "" {
+		return m
+	}
+	out := map[string]any{"sandbox": c.sandbox}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func (c *conn) progressSeen() []*mcp.ProgressNotificationParams {
@@ -182,7 +197,7 @@ func call(t *testing.T, c *conn, name string, args map[string]any) *mcp.CallTool
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: c.args(args)})
 	assert.NilError(t, err, "calling %s", name)
 	return res
 }
@@ -220,8 +235,17 @@ func scenarioListTools(t *testing.T, dial dialer) {
 		assert.Check(t, tl.Annotations.OpenWorldHint != nil && !*tl.Annotations.OpenWorldHint, "%s: no network, a closed world", tl.Name)
 	}
 	slices.Sort(names)
-	assert.DeepEqual(t, names, []string{"delete_file", "list_files", "read_file", "run_python", "run_shell", "write_file"})
+	want := []string{"delete_file", "list_files", "read_file", "run_python", "run_shell", "write_file"}
+	if c.sandbox != "" {
+		want = []string{"close_sandbox", "create_sandbox", "delete_file", "list_files", "read_file", "run_python", "run_shell", "write_file"}
+	}
+	assert.DeepEqual(t, names, want)
 	for _, tl := range tools.Tools {
+		if c.sandbox != "" && tl.Name != "create_sandbox" {
+			schema, err := json.Marshal(tl.InputSchema)
+			assert.NilError(t, err)
+			assert.Check(t, is.Contains(string(schema), `"required":["sandbox"`), "%s: the handle is a required argument: %s", tl.Name, schema)
+		}
 		if tl.Name == "run_python" {
 			p := setup{}.policy()
 			assert.Equal(t, tl.Description, tool.CarefulDescription(p, sandbox.DefaultQuota))
@@ -321,7 +345,7 @@ func scenarioCancel(t *testing.T, dial dialer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": code}})
+		_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_python", Arguments: c.args(map[string]any{"code": code})})
 		done <- err
 	}()
 	alive := func() int { return len(procfs.WithArg(token)) + len(procfs.WithArgPrefix("#"+token)) }
@@ -375,7 +399,7 @@ for url in ("http://%s/", "http://%s/"):
 // while the run goes, counting up to the time limit.
 func scenarioProgress(t *testing.T, dial dialer) {
 	c := dial(t, setup{timeout: 10 * time.Second})
-	params := &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"code": "import time; time.sleep(1.3)"}}
+	params := &mcp.CallToolParams{Name: "run_python", Arguments: c.args(map[string]any{"code": "import time; time.sleep(1.3)"})}
 	params.SetProgressToken("p1")
 	res, err := c.cs.CallTool(context.Background(), params)
 	assert.NilError(t, err)

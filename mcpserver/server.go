@@ -1,6 +1,9 @@
 // Package mcpserver serves the careful tool over the Model Context
-// Protocol (MCP), on the official Go SDK: one connection is one sandbox
-// session, with its policy and quota, removed when the connection ends.
+// Protocol (MCP), on the official Go SDK. Over stdio (Serve) one
+// connection is one sandbox session, with its policy and quota, removed
+// when the connection ends. Over Streamable HTTP (ServeHTTP, http.go)
+// one server serves many principals, each request authenticated by a
+// bearer token, and a sandbox lives by a handle its principal holds.
 //
 // The tools are run_python and run_shell (the careful tool of
 // sandbox/tool: a failed, stopped or refused program is a result with

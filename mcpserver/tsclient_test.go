@@ -5,11 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 
+	"sandboxlab/mcpserver"
 	"sandboxlab/sandbox/evidence"
 )
 
@@ -26,13 +29,7 @@ var tsScenarios = []string{"list_tools", "older_protocol", "run_code", "state", 
 // every structuredContent checked against its tool's outputSchema. It
 // speaks the protocol of 2025-11-25, the Go client that of 2026-07-28.
 func TestTypeScriptClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("TestTypeScriptClient needs node, which is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		t.Skipf("TestTypeScriptClient needs the client's modules: run 'npm ci' in mcpserver/%s (.ci/run does)", tsClientDir)
-	}
+	node := tsNode(t)
 	allowed, err := evidence.StartDestination(0, false)
 	assert.NilError(t, err)
 	defer allowed.Close()
@@ -44,6 +41,62 @@ func TestTypeScriptClient(t *testing.T) {
 		"allowed": allowed.String(), "allowedToken": allowed.Token(), "unlisted": unlisted.String(),
 	})
 	assert.NilError(t, err)
+	runTSClient(t, node, cfg, tsScenarios)
+	conns, _, _ := unlisted.Received()
+	assert.Check(t, conns == 0, "the unlisted server was reached")
+}
+
+// TestTypeScriptClientOverHTTP runs the same client over Streamable HTTP,
+// against servers in this process, one for each set of flags the
+// scenarios ask for, with alice's bearer token; and the refusal of a
+// request without one.
+func TestTypeScriptClientOverHTTP(t *testing.T) {
+	node := tsNode(t)
+	allowed, err := evidence.StartDestination(0, false)
+	assert.NilError(t, err)
+	defer allowed.Close()
+	unlisted, err := evidence.StartDestination(0, false)
+	assert.NilError(t, err)
+	defer unlisted.Close()
+	root, p := newRoot(t), newPrincipals("alice")
+	servers := map[string]string{}
+	for flags, s := range map[string]setup{
+		"":              {},
+		"--timeout 60s": {timeout: 60 * time.Second},
+		"--timeout 10s": {timeout: 10 * time.Second},
+		"--timeout 20s --allow " + allowed.String(): {timeout: 20 * time.Second, allow: []string{allowed.String()}},
+	} {
+		servers[flags] = serveHTTPIn(t, s, mcpserver.Limits{}, root, p).url
+	}
+	cfg, err := json.Marshal(map[string]any{
+		"level": testLevel(), "root": root, "python": evidence.Python,
+		"allowed": allowed.String(), "allowedToken": allowed.Token(), "unlisted": unlisted.String(),
+		"http": map[string]any{"token": p["alice"], "servers": servers},
+	})
+	assert.NilError(t, err)
+	runTSClient(t, node, cfg, append(slices.Clone(tsScenarios), "unauthorized"))
+	conns, _, _ := unlisted.Received()
+	assert.Check(t, conns == 0, "the unlisted server was reached")
+}
+
+// tsNode returns node, or skips the test where it or the client's modules
+// are missing.
+func tsNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("the TypeScript client needs node, which is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Skipf("the TypeScript client needs its modules: run 'npm ci' in mcpserver/%s (.ci/run does)", tsClientDir)
+	}
+	return node
+}
+
+// runTSClient runs client.mjs with cfg and holds each of scenarios to
+// its "ok" line, and node to exit 0.
+func runTSClient(t *testing.T, node string, cfg []byte, scenarios []string) {
+	t.Helper()
 	cmd := exec.Command(node, "client.mjs", string(cfg))
 	cmd.Dir = tsClientDir
 	out, err := cmd.CombinedOutput()
@@ -57,7 +110,7 @@ func TestTypeScriptClient(t *testing.T) {
 		name, _, _ := strings.Cut(rest, ":")
 		results[name] = verdict
 	}
-	for _, name := range tsScenarios {
+	for _, name := range scenarios {
 		t.Run(name, func(t *testing.T) {
 			if results[name] != "ok" {
 				t.Errorf("the TypeScript client's %s: %q (see the output above)", name, results[name])
@@ -65,6 +118,4 @@ func TestTypeScriptClient(t *testing.T) {
 		})
 	}
 	assert.Check(t, err, "node's exit")
-	conns, _, _ := unlisted.Received()
-	assert.Check(t, conns == 0, "the unlisted server was reached")
 }

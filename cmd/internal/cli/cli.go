@@ -69,9 +69,10 @@ var Commands = []Info{
 		Args: "cpu-quirk|nproc|layer-hiding|all " + ReportUsage + " " + ProgressUsage},
 	{Name: "files", In: Sandbox, Summary: "list, read, write or delete files of a session through the file API",
 		Args: "--session DIR ls | get NAME | put NAME [FILE] | rm NAME"},
-	{Name: "mcp", In: Harness, Summary: "serve the careful tool to an agent over MCP (stdin/stdout)",
+	{Name: "mcp", In: Harness, Summary: "serve the careful tool to an agent over MCP (stdin/stdout, or HTTP with --listen)",
 		Args: "[--level N] [--timeout D] [--cpu D] [--memory SIZE] [--quota SIZE] [--allow HOST:PORT]... [--deny HOST:PORT]... " +
-			"[--resolve NAME=ADDR]... [--credential DEST=HEADER:VAR]..."},
+			"[--resolve NAME=ADDR]... [--credential DEST=HEADER:VAR]... " +
+			"[--listen ADDR --token-file FILE [--tls-cert FILE --tls-key FILE | --tls-proxy] [--max-sandboxes N] [--max-runs N] [--idle D]]"},
 	{Name: "mutate", In: Harness, Summary: "switch on each planted defect in turn and diff what fails against predictions.yaml",
 		Args: "[--predictions FILE] [--suite course|hardening|all] [--only ID,...] [--shard K/N [--shard-times FILE]] [--no-select] [--repeat N] [--masking]" +
 			" [-j N] [--timeout DURATION] [--fail-on escape|any|never] [--replay FILE] [--incremental FILE [--force]] [--since REV]" +

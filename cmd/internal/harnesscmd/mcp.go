@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -36,8 +37,22 @@ func mcpHelp() string {
 		"level (L6 needs root with cgroup v1, or a delegated cgroup v2 subtree) it exits 125 with the\n" +
 		"reason, and runs nothing; choose a lower --level there. While the client thinks, the next\n" +
 		"run's namespaces, control group and init are made ahead (one waits at a time, for the program\n" +
-		"last run); each is used by one call only, and a call's clock starts when it is handed over.\n\n" + mcpNetworkHelp + "\n\n" + sandboxcmd.LevelHelp
+		"last run); each is used by one call only, and a call's clock starts when it is handed over.\n\n" + mcpHTTPHelp + "\n\n" +
+		mcpNetworkHelp + "\n\n" + sandboxcmd.LevelHelp
 }
+
+// mcpHTTPHelp says what --listen does.
+const mcpHTTPHelp = `over HTTP (--listen ADDR --token-file FILE):
+  Serves the same tools over Streamable HTTP at ` + mcpserver.Path + `, for agents on other machines,
+  instead of stdio. FILE holds one "NAME TOKEN" a line (mode 600; tokens of at least 32
+  characters, such as 32 random bytes in hex); every request must carry one as "Authorization: Bearer
+  TOKEN", or it is answered 401. A sandbox lives by a handle: create_sandbox returns one, the
+  other tools take it as their sandbox argument, close_sandbox removes it, and it belongs to
+  the principal that made it (another's handle is not found). Each principal holds at most
+  --max-sandboxes sandboxes and --max-runs runs at once; a sandbox unused for --idle is
+  removed. A non-loopback ADDR needs --tls-cert and --tls-key, or --tls-proxy when a TLS proxy
+  in front terminates TLS. SIGINT or SIGTERM stops the runs, answers what was received and
+  removes every sandbox; a killed server's are removed when the next one starts.`
 
 // mcpNetworkHelp says what --allow does for the server's runs.
 const mcpNetworkHelp = `network by allowlist (--allow, level 4 and up):
@@ -58,6 +73,14 @@ type mcpOptions struct {
 
 	policy     sandbox.Policy // the level's, with the flags, validated
 	quotaBytes int64
+
+	// Over HTTP.
+	listen          string
+	tokenFile       string
+	tlsCert, tlsKey string
+	tlsProxy        bool
+	limits          mcpserver.Limits
+	tokens          *mcpserver.Tokens
 }
 
 func (o *mcpOptions) SetFlags(fs *flag.FlagSet) {
@@ -67,6 +90,45 @@ func (o *mcpOptions) SetFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.memory, "memory", "", "let a run use `SIZE` of memory (such as 512M or 2G; default the level's, 256M): real memory at level 6, address space below")
 	fs.StringVar(&o.quota, "quota", "", "let the session's directory hold `SIZE` (default 64M); runs are refused beyond it until files are deleted")
 	o.net.AddFlags(fs)
+	fs.StringVar(&o.listen, "listen", "", "serve over Streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
+	fs.StringVar(&o.tokenFile, "token-file", "", "with --listen: the principals and their bearer tokens, one `FILE` line \"NAME TOKEN\" each")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "with --listen: serve HTTPS with the certificate in `FILE` (PEM)")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "with --listen: the certificate's private key, in `FILE` (PEM)")
+	fs.BoolVar(&o.tlsProxy, "tls-proxy", false, "with --listen: a TLS proxy in front terminates TLS, so a non-loopback address may serve HTTP")
+	fs.IntVar(&o.limits.Sandboxes, "max-sandboxes", mcpserver.DefaultLimits.Sandboxes, "with --listen: the sandboxes one principal holds at once, at most `N`")
+	fs.IntVar(&o.limits.Runs, "max-runs", mcpserver.DefaultLimits.Runs, "with --listen: the runs one principal has going at once, at most `N`")
+	fs.DurationVar(&o.limits.Idle, "idle", mcpserver.DefaultLimits.Idle, "with --listen: remove a sandbox unused for `D`")
+}
+
+// validateHTTP checks the flags of a server over HTTP, and reads the
+// token file.
+func (o *mcpOptions) validateHTTP(given map[string]bool) error {
+	if o.listen == "" {
+		for _, f := range []string{"token-file", "tls-cert", "tls-key", "tls-proxy", "max-sandboxes", "max-runs", "idle"} {
+			if given[f] {
+				return fmt.Errorf("--%s: only with --listen (over stdio a connection is one sandbox)", f)
+			}
+		}
+		return nil
+	}
+	switch {
+	case o.tokenFile == "":
+		return errors.New("--listen: needs --token-file: every request over HTTP is authenticated")
+	case (o.tlsCert == "") != (o.tlsKey == ""):
+		return errors.New("--tls-cert and --tls-key: give both, or neither")
+	case o.tlsProxy && o.tlsCert != "":
+		return errors.New("--tls-proxy: not with --tls-cert, which serves TLS here")
+	case o.limits.Sandboxes < 1 || o.limits.Runs < 1:
+		return errors.New("--max-sandboxes and --max-runs: want at least 1")
+	case o.limits.Idle < time.Second:
+		return fmt.Errorf("--idle %v: want at least 1s", o.limits.Idle)
+	}
+	if err := mcpserver.CheckAddress(o.listen, o.tlsCert != "", o.tlsProxy); err != nil {
+		return err
+	}
+	var err error
+	o.tokens, err = mcpserver.ReadTokens(o.tokenFile)
+	return err
 }
 
 func (o *mcpOptions) Validate(cl cli.Line) error {
@@ -90,7 +152,7 @@ func (o *mcpOptions) Validate(cl cli.Line) error {
 		return err
 	}
 	o.policy = policy
-	return nil
+	return o.validateHTTP(cl.Given)
 }
 
 // maxLimit bounds --timeout and --cpu: a day.
@@ -178,13 +240,34 @@ func mcpCmd(ctx context.Context, o *mcpOptions, stdout, stderr io.Writer) error 
 	// with the session still on disk. A handler, not SIG_IGN, so that the
 	// programs it runs get the default back.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	if _, err := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS); err == nil {
+	if _, err := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS); err == nil && o.listen == "" {
 		fmt.Fprintln(stderr, "sandboxlab mcp: speaking MCP (JSON-RPC, one message a line) on stdin and stdout; an MCP client starts it (see sandboxlab mcp --help)")
 	}
 	cfg := mcpserver.Config{Policy: o.policy, Quota: o.quotaBytes, Version: version(), Log: stderr}
-	err := mcpserver.Serve(ctx, cfg, mcpserver.GuardedTransport(os.Stdin, stdout, 0))
+	var err error
+	if o.listen != "" {
+		err = serveHTTP(ctx, o, cfg, stderr)
+	} else {
+		err = mcpserver.Serve(ctx, cfg, mcpserver.GuardedTransport(os.Stdin, stdout, 0))
+	}
 	if errors.Is(err, mcpserver.ErrUnavailable) {
 		return cli.FailWith(verdict.ExitRunRefused, fmt.Errorf("%w; start it with a lower --level ('sandboxlab doctor' says which levels run here)", err))
 	}
 	return err
+}
+
+// serveHTTP serves MCP over HTTP on --listen until ctx ends.
+func serveHTTP(ctx context.Context, o *mcpOptions, cfg mcpserver.Config, stderr io.Writer) error {
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	scheme := "http"
+	if o.tlsCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(stderr, "sandboxlab mcp: serving MCP over HTTP at %s://%s%s for %s\n", scheme, l.Addr(), mcpserver.Path,
+		strings.Join(o.tokens.Names(), ", "))
+	return mcpserver.ServeHTTP(ctx, mcpserver.HTTPConfig{Config: cfg, Tokens: o.tokens, Limits: o.limits,
+		TLSCert: o.tlsCert, TLSKey: o.tlsKey}, l)
 }

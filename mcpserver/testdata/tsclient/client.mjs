@@ -1,18 +1,23 @@
 // The official TypeScript MCP client (@modelcontextprotocol/sdk, pinned in
 // package.json) driving `sandboxlab mcp` over stdio, run by
-// mcpserver's TestTypeScriptClient. Each scenario starts a server of its
-// own, as an agent's client would, and prints one line:
+// mcpserver's TestTypeScriptClient, or over Streamable HTTP, run by
+// TestTypeScriptClientOverHTTP. Over stdio each scenario starts a server
+// of its own, as an agent's client would; over HTTP it connects to the
+// server of its flags (cfg.http.servers) with a bearer token, makes a
+// sandbox and names it in every call. Each scenario prints one line:
 // "ok - NAME[: detail]" or "not ok - NAME: why". Every structuredContent is
 // checked against its tool's outputSchema, by the SDK's callTool and once
 // more here with the SDK's Ajv validator (which must also refuse a broken
 // one, or the check proves nothing).
 //
 // Usage: node client.mjs '{"bin": ..., "level": 6, "root": ..., "allowed": "127.0.0.x:port",
-//                         "allowedToken": ..., "unlisted": "127.0.0.y:port", "python": "/usr/bin/python3"}'
+//                         "allowedToken": ..., "unlisted": "127.0.0.y:port", "python": "/usr/bin/python3",
+//                         "http": {"token": ..., "servers": {"": URL, "--timeout 60s": URL, ...}}}'
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 
@@ -30,12 +35,21 @@ function check(cond, why) {
 // offer, the client asks for that protocol version instead of its latest,
 // as a client built on an older SDK does.
 async function connect(flags = [], offer = '') {
-  const transport = new StdioClientTransport({
-    command: cfg.bin,
-    args: ['mcp', '--level', String(cfg.level), ...flags],
-    env: { PATH: '/usr/bin:/bin', TMPDIR: cfg.root },
-    stderr: 'ignore',
-  });
+  let transport;
+  if (cfg.http) {
+    const url = cfg.http.servers[flags.join(' ')];
+    check(url, `no server for the flags ${JSON.stringify(flags)}`);
+    transport = new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { Authorization: `Bearer ${cfg.http.token}` } },
+    });
+  } else {
+    transport = new StdioClientTransport({
+      command: cfg.bin,
+      args: ['mcp', '--level', String(cfg.level), ...flags],
+      env: { PATH: '/usr/bin:/bin', TMPDIR: cfg.root },
+      stderr: 'ignore',
+    });
+  }
   if (offer) {
     const send = transport.send.bind(transport);
     transport.send = (msg, opts) => {
@@ -44,19 +58,30 @@ async function connect(flags = [], offer = '') {
     };
   }
   let negotiated = '';
-  transport.setProtocolVersion = (v) => { negotiated = v; };
+  const setVersion = transport.setProtocolVersion?.bind(transport);
+  transport.setProtocolVersion = (v) => { negotiated = v; setVersion?.(v); };
   const client = new Client({ name: 'ts-test', version: '1' });
   await client.connect(transport);
   const { tools } = await client.listTools();
   const validators = Object.fromEntries(tools.map((t) => [t.name, ajv.getValidator(t.outputSchema)]));
+  let sandbox = '';
+  if (cfg.http) {
+    const made = await client.callTool({ name: 'create_sandbox', arguments: {} });
+    check(!made.isError && validators.create_sandbox(made.structuredContent).valid, `create_sandbox: ${JSON.stringify(made)}`);
+    sandbox = made.structuredContent.sandbox;
+  }
   const call = async (name, args, options) => {
-    const res = await client.callTool({ name, arguments: args }, undefined, options);
+    const res = await client.callTool({ name, arguments: sandbox ? { sandbox, ...args } : args }, undefined, options);
     const v = validators[name](res.structuredContent);
     check(v.valid, `${name}: structuredContent against its outputSchema: ${v.errorMessage}`);
     validated++;
     return { res, text: res.content.map((c) => c.text).join('\n'), st: res.structuredContent };
   };
-  return { client, tools, call, negotiated: () => negotiated };
+  const close = async () => {
+    if (sandbox) await call('close_sandbox', {});
+    await client.close();
+  };
+  return { client, tools, call, close, negotiated: () => negotiated };
 }
 
 // sessionsLeft lists what is left in the sessions' directory.
@@ -95,7 +120,14 @@ const scenarios = {
     const c = await connect();
     try {
       const names = c.tools.map((t) => t.name).sort();
-      check(JSON.stringify(names) === JSON.stringify(['delete_file', 'list_files', 'read_file', 'run_python', 'run_shell', 'write_file']), `tools ${names}`);
+      const want = ['delete_file', 'list_files', 'read_file', 'run_python', 'run_shell', 'write_file'];
+      if (cfg.http) want.unshift('close_sandbox', 'create_sandbox');
+      check(JSON.stringify(names) === JSON.stringify(want), `tools ${names}`);
+      if (cfg.http) {
+        for (const t of c.tools.filter((t) => t.name !== 'create_sandbox')) {
+          check(t.inputSchema.required?.includes('sandbox'), `${t.name} does not require the sandbox's handle`);
+        }
+      }
       for (const t of c.tools) {
         check(t.inputSchema?.type === 'object' && t.outputSchema?.type === 'object' && t.annotations, `${t.name} lacks a schema or annotations`);
       }
@@ -104,7 +136,7 @@ const scenarios = {
       check(c.negotiated() === LATEST_PROTOCOL_VERSION, `negotiated ${c.negotiated()}`);
       return `protocol ${c.negotiated()}, ${names.join(', ')}`;
     } finally {
-      await c.client.close();
+      await c.close();
     }
   },
 
@@ -118,7 +150,7 @@ const scenarios = {
       check(!r.res.isError && r.text.includes('\n| 42\n') && r.st.status === 'ok', r.text);
       return `protocol ${c.negotiated()}: a run and its structuredContent`;
     } finally {
-      await c.client.close();
+      await c.close();
     }
   },
 
@@ -131,7 +163,7 @@ const scenarios = {
       check(s.res.isError && s.text.includes('Error: the program failed with exit status 4'), s.text);
       return r.text.split('\n')[0];
     } finally {
-      await c.client.close();
+      await c.close();
     }
   },
 
@@ -145,7 +177,7 @@ const scenarios = {
       check(v.res.isError && v.text.includes("NameError: name 'x' is not defined"), `the variable: ${v.text}`);
       return 'a file persists, a variable does not';
     } finally {
-      await c.client.close();
+      await c.close();
     }
   },
 
@@ -163,7 +195,7 @@ const scenarios = {
       check(bad.res.isError && bad.text.includes("file API's name guard"), bad.text);
       return `${t.st.size} bytes of text and 256 of binary back`;
     } finally {
-      await c.client.close();
+      await c.close();
     }
   },
 
@@ -175,7 +207,7 @@ const scenarios = {
       check(r.text.startsWith('Error: stopped at the time limit: the run took longer than 1.5 s (wall clock) and was killed'), r.text);
       return r.text.split('. ')[0];
     } finally {
-      await c.client.close();
+      await c.close();
     }
   },
 
@@ -201,7 +233,7 @@ const scenarios = {
       check(r.text.includes('| after\n'), `the session did not go on: ${r.text}`);
       return 'no process left; the session goes on';
     } finally {
-      await c.client.close();
+      await c.close();
     }
   },
 
@@ -215,7 +247,7 @@ const scenarios = {
       check(r.st.network.length === 2 && r.st.network[0].allowed && !r.st.network[1].allowed, JSON.stringify(r.st.network));
       return 'allowed reached, unlisted refused (403)';
     } finally {
-      await c.client.close();
+      await c.close();
     }
   },
 
@@ -228,10 +260,33 @@ const scenarios = {
       check(seen.length >= 1 && seen.every((p, i) => p.total === 10 && (i === 0 || p.progress > seen[i - 1].progress)), JSON.stringify(seen));
       return `${seen.length} notifications, "${seen[0].message}"`;
     } finally {
-      await c.client.close();
+      await c.close();
     }
   },
 };
+
+if (cfg.http) {
+  // Without the token, or with another, the server answers 401 and says
+  // how to authenticate; the client does not connect.
+  scenarios.unauthorized = async () => {
+    const url = cfg.http.servers[''];
+    const bare = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    check(bare.status === 401 && bare.headers.get('www-authenticate')?.startsWith('Bearer realm="sandboxlab"'), `no token: ${bare.status} ${bare.headers.get('www-authenticate')}`);
+    const transport = new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { Authorization: `Bearer ${'0'.repeat(64)}` } },
+    });
+    const client = new Client({ name: 'ts-test', version: '1' });
+    let refused = false;
+    try {
+      await client.connect(transport);
+    } catch {
+      refused = true;
+    }
+    check(refused, 'a client with a wrong token connected');
+    return '401 with a Bearer challenge';
+  };
+}
 
 for (const [name, run] of Object.entries(scenarios)) {
   try {
@@ -249,6 +304,6 @@ for (const [name, run] of Object.entries(scenarios)) {
 const run = await connect();
 const broken = { reason: 'exited', exit_code: 0 };
 const refused = !ajv.getValidator(run.tools.find((t) => t.name === 'run_python').outputSchema)(broken).valid;
-await run.client.close();
+await run.close();
 console.log(`${refused ? 'ok' : 'not ok'} - schema_check: ${validated} structuredContent validated; a broken one ${refused ? 'refused' : 'accepted'}`);
 process.exit(failures > 0 || !refused ? 1 : 0);

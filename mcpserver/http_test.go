@@ -1,0 +1,364 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/poll"
+
+	"sandboxlab/mcpserver"
+	"sandboxlab/sandbox/procfs"
+)
+
+// The server over Streamable HTTP: the scenarios of stdio through a
+// sandbox's handle, and what HTTP adds: a bearer token on every request,
+// handles bound to their principal, each principal's limits, the idle
+// janitor and the end.
+
+// principals are the test's: a name and a fresh token each.
+type principals map[string]string
+
+func newPrincipals(names ...string) principals {
+	p := principals{}
+	for _, n := range names {
+		b := make([]byte, 32)
+		rand.Read(b)
+		p[n] = hex.EncodeToString(b)
+	}
+	return p
+}
+
+// file writes p as a token file (mode 600) and returns its path.
+func (p principals) file(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# the test's principals\n\n")
+	for n, tok := range p {
+		fmt.Fprintf(&b, "%s %s\n", n, tok)
+	}
+	path := filepath.Join(t.TempDir(), "tokens")
+	assert.NilError(t, os.WriteFile(path, []byte(b.String()), 0o600))
+	return path
+}
+
+// httpServer is a server over HTTP in this process.
+type httpServer struct {
+	url  string
+	root string
+	p    principals
+}
+
+// serveHTTP starts a server over HTTP on a loopback port for s's policy,
+// with limits; at the end of the test it stops it and checks that it
+// ended cleanly and removed everything.
+func serveHTTP(t *testing.T, s setup, limits mcpserver.Limits) *httpServer {
+	t.Helper()
+	return serveHTTPIn(t, s, limits, newRoot(t), newPrincipals("alice", "bob"))
+}
+
+// serveHTTPIn is serveHTTP with the sessions in root, for principals p.
+func serveHTTPIn(t *testing.T, s setup, limits mcpserver.Limits, root string, p principals) *httpServer {
+	t.Helper()
+	tokens, err := mcpserver.ReadTokens(p.file(t))
+	assert.NilError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	assert.NilError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- mcpserver.ServeHTTP(ctx, mcpserver.HTTPConfig{Config: mcpserver.Config{Policy: s.policy(), Root: root},
+			Tokens: tokens, Limits: limits}, l)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-served:
+			assert.Check(t, err)
+		case <-time.After(30 * time.Second):
+			t.Error("the server did not end after its context")
+		}
+		assert.Check(t, is.Len(groupsOf(os.Getpid()), 0))
+	})
+	return &httpServer{url: "http://" + l.Addr().String() + mcpserver.Path, root: root, p: p}
+}
+
+// bearer adds a token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect connects a Go client as principal, closed at the end of the
+// test.
+func (h *httpServer) connect(t *testing.T, c *conn, principal string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.client().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.url,
+		HTTPClient: &http.Client{Transport: bearer{h.p[principal]}}}, nil)
+	assert.NilError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// createSandbox makes a sandbox over cs and returns its handle.
+func createSandbox(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_sandbox", Arguments: map[string]any{}})
+	assert.NilError(t, err)
+	assert.Assert(t, !res.IsError, text(res))
+	var out struct{ Sandbox string }
+	structured(t, res, &out)
+	assert.Assert(t, strings.HasPrefix(out.Sandbox, "sbx_"), out.Sandbox)
+	return out.Sandbox
+}
+
+// overHTTP serves in this process over HTTP; the client is alice's, and
+// its calls name a sandbox made for the test, closed at its end.
+func overHTTP(t *testing.T, s setup) *conn {
+	h := serveHTTP(t, s, mcpserver.Limits{})
+	c := &conn{serverPID: os.Getpid()}
+	c.cs = h.connect(t, c, "alice")
+	c.sandbox = createSandbox(t, c.cs)
+	t.Cleanup(func() {
+		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "close_sandbox", Arguments: map[string]any{"sandbox": c.sandbox}})
+		assert.Check(t, err)
+		assert.Check(t, res != nil && !res.IsError, "close_sandbox")
+	})
+	return c
+}
+
+func TestGoClientOverHTTP(t *testing.T) { runScenarios(t, overHTTP) }
+
+// TestHTTPRefusals: a request without a token or with a wrong one is
+// answered 401 with a challenge; another principal's handle is answered
+// as one that does not exist; past a principal's limits, calls are
+// refused and say why.
+func TestHTTPRefusals(t *testing.T) {
+	h := serveHTTP(t, setup{timeout: 10 * time.Second}, mcpserver.Limits{Sandboxes: 2, Runs: 1})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, tc := range []struct {
+		name, header, challenge string
+	}{
+		{"no token", "", `Bearer realm="sandboxlab"`},
+		{"not bearer", "Basic " + h.p["alice"], `Bearer realm="sandboxlab"`},
+		{"wrong token", "Bearer " + strings.Repeat("0", 64), `Bearer realm="sandboxlab", error="invalid_token"`},
+		{"a token's prefix", "Bearer " + h.p["alice"][:40], `Bearer realm="sandboxlab", error="invalid_token"`},
+	} {
+		req, err := http.NewRequest(http.MethodPost, h.url, strings.NewReader(body))
+		assert.NilError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tc.header != "" {
+			req.Header.Set("Authorization", tc.header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		assert.NilError(t, err)
+		resp.Body.Close()
+		assert.Check(t, is.Equal(resp.StatusCode, http.StatusUnauthorized), tc.name)
+		assert.Check(t, is.Equal(resp.Header.Get("WWW-Authenticate"), tc.challenge), tc.name)
+	}
+	bad := &conn{}
+	_, err := bad.client().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url,
+		HTTPClient: &http.Client{Transport: bearer{strings.Repeat("1", 64)}}}, nil)
+	assert.Check(t, err != nil, "a client with a wrong token connected")
+
+	alice, bob := &conn{}, &conn{}
+	alice.cs, bob.cs = h.connect(t, alice, "alice"), h.connect(t, bob, "bob")
+	alice.sandbox = createSandbox(t, alice.cs)
+	res := call(t, alice, "write_file", map[string]any{"name": "secret.txt", "content": "alice's"})
+	assert.Assert(t, !res.IsError, text(res))
+
+	// bob with alice's handle, and with one nobody made: the same answer.
+	bob.sandbox = alice.sandbox
+	theirs := call(t, bob, "read_file", map[string]any{"name": "secret.txt"})
+	bob.sandbox = "sbx_" + strings.Repeat("0", 32)
+	nobodys := call(t, bob, "read_file", map[string]any{"name": "secret.txt"})
+	assert.Check(t, theirs.IsError && nobodys.IsError)
+	assert.Check(t, !strings.Contains(text(theirs), "alice's"), text(theirs))
+	assert.Check(t, is.Equal(strings.ReplaceAll(text(theirs), alice.sandbox, "HANDLE"), strings.ReplaceAll(text(nobodys), bob.sandbox, "HANDLE")),
+		"another principal's handle is answered as one nobody made")
+	assert.Check(t, is.Contains(text(theirs), "no sandbox"))
+	for _, name := range []string{"run_python", "list_files", "close_sandbox"} {
+		bob.sandbox = alice.sandbox
+		args := map[string]any{}
+		if name == "run_python" {
+			args["code"] = "print(open('secret.txt').read())"
+		}
+		res := call(t, bob, name, args)
+		assert.Check(t, res.IsError && strings.Contains(text(res), "no sandbox"), "%s: %s", name, text(res))
+	}
+	res = call(t, alice, "read_file", map[string]any{"name": "secret.txt"})
+	assert.Check(t, is.Contains(text(res), "alice's"), "bob's calls left alice's sandbox alone")
+
+	// Limits: two sandboxes, one run at a time.
+	second := createSandbox(t, alice.cs)
+	res, err = alice.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "create_sandbox", Arguments: map[string]any{}})
+	assert.NilError(t, err)
+	assert.Check(t, res.IsError && strings.Contains(text(res), "holds 2 sandboxes, the most one principal may"), text(res))
+	bob.sandbox = createSandbox(t, bob.cs) // bob's count is his own
+
+	// One run at a time: while the long run's program is seen running,
+	// a second run of alice's is refused.
+	token := procfs.Tag()
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, _ := alice.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python",
+			Arguments: map[string]any{"sandbox": second, "code": "#" + token + "\nimport time; time.sleep(2)"}})
+		done <- r
+	}()
+	poll.WaitOn(t, func(poll.LogT) poll.Result {
+		if len(procfs.WithArgPrefix("#"+token)) > 0 {
+			return poll.Success()
+		}
+		return poll.Continue("waiting for the long run's program")
+	}, poll.WithTimeout(30*time.Second), poll.WithDelay(20*time.Millisecond))
+	res = call(t, alice, "run_python", map[string]any{"code": "print(1)"})
+	assert.Check(t, res.IsError && strings.Contains(text(res), "alice has 1 runs going, the most one principal may at once"), text(res))
+	res = call(t, bob, "run_python", map[string]any{"code": "print('bob runs')"})
+	assert.Check(t, is.Contains(text(res), "| bob runs\n"), "bob's runs are his own: %s", text(res))
+	r := <-done
+	assert.Check(t, r != nil && !r.IsError, "the long run")
+	res = call(t, alice, "run_python", map[string]any{"code": "print('after')"})
+	assert.Check(t, is.Contains(text(res), "| after\n"), text(res))
+}
+
+// TestHTTPIdleSandboxRemoved: a sandbox unused past the idle limit is
+// removed, its directory with it, and its handle is then not found.
+func TestHTTPIdleSandboxRemoved(t *testing.T) {
+	h := serveHTTP(t, setup{}, mcpserver.Limits{Idle: time.Second})
+	c := &conn{}
+	c.cs = h.connect(t, c, "alice")
+	c.sandbox = createSandbox(t, c.cs)
+	res := call(t, c, "write_file", map[string]any{"name": "a.txt", "content": "x"})
+	assert.Assert(t, !res.IsError, text(res))
+	poll.WaitOn(t, func(poll.LogT) poll.Result {
+		left, _ := filepath.Glob(filepath.Join(h.root, "sandboxlab-session-*"))
+		if len(left) == 0 {
+			return poll.Success()
+		}
+		return poll.Continue("%v still there", left)
+	}, poll.WithTimeout(15*time.Second), poll.WithDelay(100*time.Millisecond))
+	res = call(t, c, "list_files", nil)
+	assert.Check(t, res.IsError && strings.Contains(text(res), "removed after 1s unused"), text(res))
+}
+
+// TestHTTPCheckAddress: clear text only on loopback, unless TLS is said
+// to be there.
+func TestHTTPCheckAddress(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:8080", "127.3.4.5:1", "[::1]:8080", "localhost:0"} {
+		assert.Check(t, mcpserver.CheckAddress(addr, false, false), addr)
+	}
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "10.1.2.3:80", "[::]:80", "example.com:80"} {
+		err := mcpserver.CheckAddress(addr, false, false)
+		assert.Check(t, is.ErrorContains(err, "not a loopback address"), addr)
+		assert.Check(t, mcpserver.CheckAddress(addr, true, false), addr)
+		assert.Check(t, mcpserver.CheckAddress(addr, false, true), addr)
+	}
+	assert.Check(t, is.ErrorContains(mcpserver.CheckAddress("8080", false, false), "want HOST:PORT"))
+}
+
+// TestReadTokens: the token file's errors name the line and never a
+// token; a file others can read is refused.
+func TestReadTokens(t *testing.T) {
+	good := strings.Repeat("a", 32)
+	other := strings.Repeat("b", 32)
+	for _, tc := range []struct {
+		text, err string
+	}{
+		{"alice " + good + "\nbob " + other + "\n", ""},
+		{"", "names no principal"},
+		{"alice\n", ":1: want NAME TOKEN, got 1 fields"},
+		{"alice " + good + " x\n", ":1: want NAME TOKEN, got 3 fields"},
+		{"al/ice " + good + "\n", `:1: the name "al/ice"`},
+		{"# c\nalice short\n", ":2: alice's token is 5 characters, under 32"},
+		{"alice " + good + "\nalice " + other + "\n", ":2: alice is named twice"},
+		{"alice " + good + "\nbob " + good + "\n", ":2: bob's token is another principal's too"},
+	} {
+		path := filepath.Join(t.TempDir(), "tokens")
+		assert.NilError(t, os.WriteFile(path, []byte(tc.text), 0o600))
+		tokens, err := mcpserver.ReadTokens(path)
+		if tc.err == "" {
+			assert.Check(t, err)
+			assert.Check(t, is.DeepEqual(tokens.Names(), []string{"alice", "bob"}))
+			continue
+		}
+		assert.Check(t, is.ErrorContains(err, tc.err), tc.text)
+		if err != nil {
+			assert.Check(t, !strings.Contains(err.Error(), good) && !strings.Contains(err.Error(), other), "a token in the error: %v", err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "tokens")
+	assert.NilError(t, os.WriteFile(path, []byte("alice "+good+"\n"), 0o644))
+	_, err := mcpserver.ReadTokens(path)
+	assert.Check(t, is.ErrorContains(err, "readable by others (mode 0644): chmod 600 it"))
+}
+
+// TestHTTPBinary: 'sandboxlab mcp --listen' serves the tools; SIGTERM
+// ends it with status 0, every sandbox removed, and the tokens are in
+// none of its log.
+func TestHTTPBinary(t *testing.T) {
+	p := newPrincipals("alice")
+	root := newRoot(t)
+	cmd := exec.Command(binary(t), "mcp", "--level", fmt.Sprint(testLevel()), "--listen", "127.0.0.1:0", "--token-file", p.file(t))
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + root}
+	stderr, err := cmd.StderrPipe()
+	assert.NilError(t, err)
+	assert.NilError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	log := bufio.NewScanner(stderr)
+	var all []string
+	addr := regexp.MustCompile(`serving MCP over HTTP at (http://\S+) for alice`)
+	url := ""
+	for url == "" && log.Scan() {
+		all = append(all, log.Text())
+		if m := addr.FindStringSubmatch(log.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	assert.Assert(t, url != "", "the server never said where it listens: %v", all)
+	logged := make(chan []string, 1)
+	go func() {
+		var rest []string
+		for log.Scan() {
+			rest = append(rest, log.Text())
+		}
+		logged <- rest
+	}()
+
+	h := &httpServer{url: url, root: root, p: p}
+	c := &conn{serverPID: cmd.Process.Pid}
+	c.cs = h.connect(t, c, "alice")
+	c.sandbox = createSandbox(t, c.cs)
+	res := call(t, c, "run_python", map[string]any{"code": "print(6 * 7)"})
+	assert.Check(t, is.Contains(text(res), "| 42\n"), text(res))
+	createSandbox(t, c.cs) // left for the end to remove
+
+	assert.NilError(t, cmd.Process.Signal(syscall.SIGTERM))
+	all = append(all, <-logged...)
+	err = cmd.Wait()
+	assert.Check(t, err, "the server's end, after SIGTERM: %v", all)
+	logText := strings.Join(all, "\n")
+	assert.Check(t, is.Equal(strings.Count(logText, "removed"), 3), "the trial sandbox and both made: %s", logText)
+	assert.Check(t, !strings.Contains(logText, p["alice"]), "the token is in the log")
+	assert.Check(t, is.Len(groupsOf(cmd.Process.Pid), 0))
+}
