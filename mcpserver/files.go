@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/tool"
@@ -242,6 +243,13 @@ func (h *handlers) writeFile(ctx context.Context, _ *mcp.CallToolRequest, in wri
 			"delete files with delete_file first", strconv.Quote(in.Name), len(data), h.session.Quota(), max(room, 0))))
 	}
 	if err := h.session.WriteFile(in.Name, data); err != nil {
+		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+			// The quota counted bytes; the session's filesystem counts
+			// whole pages and files, so small files take more room.
+			return refused(toolError(fmt.Sprintf("%s was not written: the session's disk is full (it counts whole pages, "+
+				"so many small files hold more than their bytes); its old content, if any, is kept whole. "+
+				"Delete files with delete_file first", strconv.Quote(in.Name))))
+		}
 		return refused(fileError("writing "+strconv.Quote(in.Name), err))
 	}
 	return textResult(fmt.Sprintf("OK: wrote %s (%d bytes).", strconv.Quote(in.Name), len(data)), false),

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -193,7 +195,10 @@ func (s *Session) ReadFile(name string) ([]byte, error) {
 
 // WriteFile writes data to the regular file name in the session's
 // directory, making missing parent directories. The file belongs to the
-// program's identity so the next run can change it.
+// program's identity so the next run can change it. It is replaced
+// whole or not at all: the data goes to a new file beside it, renamed
+// over it once all of it is written, so a write that fails (the
+// session's disk full) leaves the old content, or no file, as it was.
 func (s *Session) WriteFile(name string, data []byte) error {
 	if len(data) > MaxFileSize {
 		return fmt.Errorf("%w: %d bytes for %q, over %d", ErrTooLarge, len(data), name, MaxFileSize)
@@ -207,7 +212,13 @@ func (s *Session) WriteFile(name string, data []byte) error {
 			return err
 		}
 	}
-	fd, err := openBeneath(dir, name, unix.O_WRONLY|unix.O_CREAT, 0o644)
+	// The file is opened, and so judged by the guards, as it always was.
+	created := false
+	fd, err := openBeneath(dir, name, unix.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		fd, err = openBeneath(dir, name, unix.O_WRONLY|unix.O_CREAT, 0o644)
+		created = err == nil
+	}
 	if err != nil {
 		return err
 	}
@@ -215,21 +226,96 @@ func (s *Session) WriteFile(name string, data []byte) error {
 	if err := checkFile(name, fd); err != nil {
 		return err
 	}
+	if replaced, err := s.replaceWhole(dir, name, fd, data, created); replaced || err != nil {
+		return err
+	}
+	// What fd holds is not the file the name holds itself, or not a
+	// regular file: only a planted defect (links_followed,
+	// special_files_ok) opens such a thing. It is written in place, as
+	// the defective sandbox would.
 	if err := unix.Ftruncate(fd, 0); err != nil {
 		return &fs.PathError{Op: "truncate", Path: name, Err: err}
 	}
+	if err := writeAll(fd, data); err != nil {
+		return &fs.PathError{Op: "write", Path: name, Err: err}
+	}
+	if err := unix.Fchown(fd, s.id.UID, s.id.GID); err != nil {
+		return &fs.PathError{Op: "chown", Path: name, Err: err}
+	}
+	return nil
+}
+
+// replaceWhole writes data to a new file beside name and renames it over
+// name, whose file fd holds; created says WriteFile made that file, empty,
+// to be removed again if the write fails. It reports false, having done
+// nothing, when fd is not a regular file or not the file the name holds
+// itself.
+func (s *Session) replaceWhole(dir, name string, fd int, data []byte, created bool) (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false, nil
+	}
+	clean := path.Clean(name)
+	pfd, err := openBeneath(dir, path.Dir(clean), unix.O_PATH|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(pfd)
+	base := path.Base(clean)
+	var at unix.Stat_t
+	if err := unix.Fstatat(pfd, base, &at, unix.AT_SYMLINK_NOFOLLOW); err != nil || at.Dev != st.Dev || at.Ino != st.Ino {
+		return false, nil
+	}
+	tmp := fmt.Sprintf(".sandboxlab-write-%d-%d", os.Getpid(), rand.Uint64())
+	tfd, err := unix.Openat(pfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return true, fmt.Errorf("%q was not written: %w", name, &fs.PathError{Op: "create", Path: tmp, Err: err})
+	}
+	done := false
+	defer func() {
+		unix.Close(tfd)
+		if done {
+			return
+		}
+		unix.Unlinkat(pfd, tmp, 0)
+		if created {
+			unix.Unlinkat(pfd, base, 0) // the empty file WriteFile made
+		}
+	}()
+	kept := "its old content is kept"
+	if created {
+		kept = "no file was made"
+	}
+	if err := writeAll(tfd, data); err != nil {
+		return true, fmt.Errorf("%q was not written (%s): %w", name, kept, &fs.PathError{Op: "write", Path: name, Err: err})
+	}
+	if err := unix.Fchmod(tfd, st.Mode&0o777); err != nil {
+		return true, &fs.PathError{Op: "chmod", Path: name, Err: err}
+	}
+	if err := unix.Fchown(tfd, s.id.UID, s.id.GID); err != nil {
+		return true, &fs.PathError{Op: "chown", Path: name, Err: err}
+	}
+	if err := unix.Renameat(pfd, tmp, pfd, base); err != nil {
+		return true, fmt.Errorf("%q was not written (%s): %w", name, kept, &fs.PathError{Op: "rename", Path: name, Err: err})
+	}
+	done = true
+	return true, nil
+}
+
+// writeAll writes all of data to fd.
+func writeAll(fd int, data []byte) error {
 	for len(data) > 0 {
 		n, err := unix.Write(fd, data)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return &fs.PathError{Op: "write", Path: name, Err: err}
+			return err
 		}
 		data = data[n:]
-	}
-	if err := unix.Fchown(fd, s.id.UID, s.id.GID); err != nil {
-		return &fs.PathError{Op: "chown", Path: name, Err: err}
 	}
 	return nil
 }

@@ -287,3 +287,46 @@ func TestListPastPathMax(t *testing.T) {
 	assert.Check(t, len(files) > 0 && len(files) < 30, "listed %d", len(files))
 	assert.NilError(t, removeTree(dir))
 }
+
+// TestWriteFileWholeOrNothing: at L6 the session's filesystem counts
+// pages, not bytes. Filled with small files it has less room than the
+// bytes say, and a write that does not fit fails: the old content is
+// kept whole, a new name is left unmade, and nothing half-written stays.
+func TestWriteFileWholeOrNothing(t *testing.T) {
+	const quota = 4 << 20
+	s, err := NewSession(Options{Policy: MustPreset(6), Root: testRoot(t), Quota: quota})
+	if errors.Is(err, ErrUnavailable) {
+		t.Skipf("L6 cannot be had here: %v", err)
+	}
+	assert.NilError(t, err)
+	t.Cleanup(func() { assert.Check(t, s.Close()) })
+	old := []byte("the old content\n")
+	assert.NilError(t, s.WriteFile("keep.txt", old))
+	// 400 files of 4097 bytes: 1.6 MB counted, 3.2 MiB of pages held.
+	res, err := s.Run(context.Background(), Command{Path: python, Args: []string{"-c",
+		"import os\nos.mkdir('fill')\nfor i in range(400):\n    open(f'fill/{i}', 'wb').write(b'x' * 4097)"}})
+	assert.NilError(t, err)
+	assert.Assert(t, is.Equal(res.ExitCode, 0), "%s: %s", res.Reason, res.Stderr)
+
+	big := bytes.Repeat([]byte("y"), 2<<20)
+	err = s.WriteFile("keep.txt", big)
+	assert.Check(t, is.ErrorContains(err, `"keep.txt" was not written (its old content is kept)`))
+	assert.Check(t, errors.Is(err, unix.ENOSPC), "%v", err)
+	got, err := s.ReadFile("keep.txt")
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(got, old), "the old content, whole")
+
+	err = s.WriteFile("new.txt", big)
+	assert.Check(t, is.ErrorContains(err, `"new.txt" was not written (no file was made)`))
+	_, err = s.ReadFile("new.txt")
+	assert.Check(t, is.ErrorIs(err, fs.ErrNotExist), "a failed write of a new name leaves no file")
+	files, err := s.List()
+	assert.NilError(t, err)
+	for _, f := range files {
+		assert.Check(t, !strings.Contains(f.Name, ".sandboxlab-write-"), "left behind: %s", f.Name)
+	}
+	assert.NilError(t, s.WriteFile("keep.txt", []byte("new\n")), "a write that fits replaces it")
+	got, err = s.ReadFile("keep.txt")
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(string(got), "new\n"))
+}
