@@ -8,9 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"sync"
+	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +29,14 @@ import (
 // id where it can be found, and never reaches the SDK; so does one the
 // SDK's decoder refuses. Every other line reaches the SDK as the message
 // it decoded to.
+//
+// The guard also keeps the requests in flight, by id, until their
+// responses are written. A request whose id is in flight gets an error:
+// the SDK would drop it, and its client would wait forever. And when the
+// client closes its input, the requests it had sent are answered before
+// the connection ends, unless the client is gone (the read end of the
+// output is closed): then nobody would read the answers, and the runs
+// stop at once.
 
 // MaxMessage is the longest line (one JSON-RPC message) the server takes:
 // room for write_file's largest file in base64.
@@ -62,10 +74,65 @@ type guardedTransport struct {
 // Connect starts the guard's reader; there is one connection.
 func (t *guardedTransport) Connect(context.Context) (mcp.Connection, error) {
 	incoming := make(chan readResult)
-	c := &guardedConn{out: &lineWriter{w: t.w}, incoming: incoming, closed: make(chan struct{})}
-	g := &guard{in: bufio.NewReaderSize(t.r, 64<<10), out: c.out, max: t.max, incoming: incoming, closed: c.closed}
+	fl := &inFlight{ids: map[string]bool{}, changed: make(chan struct{}, 1)}
+	c := &guardedConn{out: &lineWriter{w: t.w}, incoming: incoming, closed: make(chan struct{}), inFlight: fl}
+	g := &guard{in: bufio.NewReaderSize(t.r, 64<<10), out: c.out, max: t.max, incoming: incoming, closed: c.closed,
+		inFlight: fl, readerGone: readerGone(t.w)}
 	go g.run()
 	return c, nil
+}
+
+// inFlight are the requests passed to the SDK and not yet answered.
+type inFlight struct {
+	mu      sync.Mutex
+	ids     map[string]bool // by idKey
+	changed chan struct{}   // a token after each answer
+}
+
+// idKey tells ids apart as JSON-RPC does: 1 and "1" are two.
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
+
+// add notes a request in flight; false when its id already is.
+func (f *inFlight) add(id jsonrpc.ID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ids[idKey(id)] {
+		return false
+	}
+	f.ids[idKey(id)] = true
+	return true
+}
+
+func (f *inFlight) answered(id jsonrpc.ID) {
+	f.mu.Lock()
+	delete(f.ids, idKey(id))
+	f.mu.Unlock()
+	select {
+	case f.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (f *inFlight) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.ids)
+}
+
+// readerGone returns a function that reports whether the reader of w is
+// gone (a pipe whose read end is closed: poll says POLLERR), or nil when
+// w is not a file it can ask.
+func readerGone(w io.Writer) func() bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	fd := int(f.Fd())
+	return func() bool {
+		pfd := []unix.PollFd{{Fd: int32(fd)}}
+		n, err := unix.Poll(pfd, 0)
+		return err == nil && n > 0 && pfd[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0
+	}
 }
 
 // readResult is a message the guard passed, or the error that ended the
@@ -81,6 +148,7 @@ type guardedConn struct {
 	incoming  <-chan readResult
 	closeOnce sync.Once
 	closed    chan struct{}
+	inFlight  *inFlight
 }
 
 // Read returns the next message the guard passed. Like the SDK's own
@@ -107,6 +175,9 @@ func (c *guardedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
 	_, err = c.out.Write(append(data, '\n'))
+	if r, ok := msg.(*jsonrpc.Response); ok && r.ID.IsValid() {
+		c.inFlight.answered(r.ID)
+	}
 	return err
 }
 
@@ -141,6 +212,10 @@ type guard struct {
 	max      int
 	incoming chan<- readResult
 	closed   <-chan struct{}
+	inFlight *inFlight
+	// readerGone reports whether the output's reader is gone (nil: it
+	// cannot be known).
+	readerGone func() bool
 }
 
 // run reads lines until in ends, then ends the SDK's input.
@@ -149,6 +224,16 @@ func (g *guard) run() {
 		line, over, err := g.readLine()
 		if len(line) > 0 || over > 0 {
 			msg, bad := g.check(line, over)
+			if req, ok := msg.(*jsonrpc.Request); ok {
+				switch {
+				case req.IsCall() && !g.inFlight.add(req.ID):
+					msg, bad = nil, errorLine(sniffID(line), codeInvalidRequest,
+						"invalid request: a request with this id is still in progress: give each request an id of its own")
+				case req.Method == "notifications/cancelled":
+					// The protocol has no answer to a cancelled request.
+					g.cancelled(req.Params)
+				}
+			}
 			if bad != nil {
 				if _, werr := g.out.Write(bad); werr != nil {
 					g.pass(readResult{err: werr})
@@ -159,7 +244,45 @@ func (g *guard) run() {
 			}
 		}
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				g.drain()
+			}
 			g.pass(readResult{err: err}) // io.EOF: a clean end
+			return
+		}
+	}
+}
+
+// cancelled takes the request a cancellation names out of flight.
+func (g *guard) cancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	if id, err := jsonrpc.MakeID(p.RequestID); err == nil && id.IsValid() {
+		g.inFlight.answered(id)
+	}
+}
+
+// drainPoll is how often, while the requests in flight are answered after
+// the end of the input, the guard looks whether the client is gone.
+const drainPoll = 50 * time.Millisecond
+
+// drain waits, at the end of the input, until every request in flight
+// has been answered, the client is gone, or the connection has closed.
+func (g *guard) drain() {
+	tick := time.NewTicker(drainPoll)
+	defer tick.Stop()
+	for g.inFlight.count() > 0 {
+		if g.readerGone != nil && g.readerGone() {
+			return
+		}
+		select {
+		case <-g.inFlight.changed:
+		case <-tick.C:
+		case <-g.closed:
 			return
 		}
 	}

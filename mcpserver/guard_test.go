@@ -173,3 +173,84 @@ func TestKeptOutput(t *testing.T) {
 	structured(t, call(t, c, "read_file", map[string]any{"name": name, "offset": 108890, "length": 12}), &rf)
 	assert.Check(t, is.Equal(rf.Content, "20000\n20001\n"))
 }
+
+// TestRequestsInFlight: a request that reuses the id of one still in
+// progress gets an error, not silence; and the requests received before
+// the client closes its input are all answered before the server ends.
+func TestRequestsInFlight(t *testing.T) {
+	root := newRoot(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- mcpserver.Serve(context.Background(), mcpserver.Config{Policy: setup{timeout: 10 * time.Second}.policy(), Root: root},
+			mcpserver.GuardedTransport(inR, outW, 0))
+		outW.Close()
+	}()
+	out := bufio.NewScanner(outR)
+	out.Buffer(nil, 4<<20)
+	c := &rawConn{t: t, in: inW, out: out}
+	init := c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, true)
+	assert.Equal(t, errorCode(init), 0, "%v", init)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false)
+
+	// The responses, as they come: a request left unanswered shows as a
+	// wait that ends at the test's bound, not as a hang.
+	responses := make(chan map[string]any, 16)
+	go func() {
+		defer close(responses)
+		for out.Scan() {
+			var m map[string]any
+			if json.Unmarshal(out.Bytes(), &m) != nil {
+				continue
+			}
+			if _, isNote := m["method"]; !isNote {
+				responses <- m
+			}
+		}
+	}()
+	readReplies := func(n int) []map[string]any {
+		var got []map[string]any
+		bound := time.After(30 * time.Second)
+		for len(got) < n {
+			select {
+			case m, ok := <-responses:
+				if !ok {
+					return got
+				}
+				got = append(got, m)
+			case <-bound:
+				t.Errorf("%d of %d responses within 30 s", len(got), n)
+				return got
+			}
+		}
+		return got
+	}
+	c.send(toolCall(100, "run_python", map[string]any{"code": "import time; time.sleep(0.5); print('first')"}), false)
+	c.send(toolCall(100, "list_files", map[string]any{}), false)
+	replies := readReplies(2)
+	assert.Assert(t, is.Len(replies, 2))
+	assert.Check(t, is.Equal(errorCode(replies[0]), -32600), "the reused id: %v", replies[0])
+	assert.Check(t, is.Equal(replies[0]["id"], 100.0))
+	assert.Check(t, is.Contains(fmt.Sprint(replies[0]["error"]), "still in progress"))
+	text, isErr := resultText(t, replies[1])
+	assert.Check(t, !isErr && strings.Contains(text, "| first\n"), "the first request's answer: %s", text)
+
+	c.send(toolCall(101, "run_python", map[string]any{"code": "import time; time.sleep(0.5); print('last run')"}), false)
+	c.send(toolCall(102, "list_files", map[string]any{}), false)
+	assert.NilError(t, inW.Close())
+	replies = readReplies(2)
+	ids := map[float64]map[string]any{}
+	for _, r := range replies {
+		ids[r["id"].(float64)] = r
+	}
+	assert.Assert(t, ids[101] != nil && ids[102] != nil, "answered after the input closed: %v", replies)
+	text, _ = resultText(t, ids[101])
+	assert.Check(t, is.Contains(text, "| last run\n"), text)
+	select {
+	case err := <-served:
+		assert.Check(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not end after answering")
+	}
+}
