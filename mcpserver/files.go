@@ -24,17 +24,20 @@ import (
 type (
 	listFilesArgs struct{}
 	readFileArgs  struct {
-		Name   string `json:"name" jsonschema:"the file's name, relative to the working directory"`
-		Offset int64  `json:"offset,omitempty" jsonschema:"the first byte to read (default 0)"`
-		Length int64  `json:"length,omitempty" jsonschema:"how many bytes to read (default and most: 65536)"`
+		Name       string `json:"name,omitempty" jsonschema:"the file's name, relative to the working directory"`
+		NameBase64 string `json:"name_base64,omitempty" jsonschema:"instead of name: the name in base64, as list_files gives a name that is not valid UTF-8"`
+		Offset     int64  `json:"offset,omitempty" jsonschema:"the first byte to read (default 0)"`
+		Length     int64  `json:"length,omitempty" jsonschema:"how many bytes to read (default and most: 65536)"`
 	}
 	writeFileArgs struct {
-		Name    string `json:"name" jsonschema:"the file's name, relative to the working directory; missing directories are made"`
-		Content string `json:"content" jsonschema:"the file's content: text, or base64 when base64 is true"`
-		Base64  bool   `json:"base64,omitempty" jsonschema:"content is base64 (for bytes that are not text)"`
+		Name       string `json:"name,omitempty" jsonschema:"the file's name, relative to the working directory; missing directories are made"`
+		NameBase64 string `json:"name_base64,omitempty" jsonschema:"instead of name: the name in base64, as list_files gives a name that is not valid UTF-8"`
+		Content    string `json:"content" jsonschema:"the file's content: text, or base64 when base64 is true"`
+		Base64     bool   `json:"base64,omitempty" jsonschema:"content is base64 (for bytes that are not text)"`
 	}
 	deleteFileArgs struct {
-		Name string `json:"name" jsonschema:"the name of the file, link or empty directory to delete"`
+		Name       string `json:"name,omitempty" jsonschema:"the name of the file, link or empty directory to delete"`
+		NameBase64 string `json:"name_base64,omitempty" jsonschema:"instead of name: the name in base64, as list_files gives a name that is not valid UTF-8"`
 	}
 )
 
@@ -145,9 +148,31 @@ func (h *handlers) listFiles(ctx context.Context, _ *mcp.CallToolRequest, _ list
 	return textResult(text, false), out, nil
 }
 
+// fileName is the name a call gives: name, or name_base64 decoded (for
+// a name that is not valid UTF-8, which JSON cannot carry); "" and why,
+// when the call gives neither, both, or bad base64.
+func fileName(name, b64 string) (string, string) {
+	switch {
+	case name != "" && b64 != "":
+		return "", "give name or name_base64, not both"
+	case b64 != "":
+		b, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return "", fmt.Sprintf("name_base64 is not valid base64: %v", err)
+		}
+		return string(b), ""
+	case name == "":
+		return "", "give the file's name (or name_base64, as list_files shows a name that is not valid UTF-8)"
+	}
+	return name, ""
+}
+
 // describeFile is one line of list_files' text.
 func describeFile(f sandbox.FileInfo) string {
 	name := strconv.Quote(f.Name)
+	if f.NameBase64 != "" {
+		name += " (not valid UTF-8: name it by name_base64 " + f.NameBase64 + ")"
+	}
 	switch f.Type {
 	case "file":
 		return fmt.Sprintf("%s (%d bytes)", name, f.Size)
@@ -161,6 +186,11 @@ func (h *handlers) readFile(ctx context.Context, _ *mcp.CallToolRequest, in read
 	refused := func(res *mcp.CallToolResult, why string) (*mcp.CallToolResult, *readFileResult, error) {
 		return res, &readFileResult{Name: in.Name, Encoding: "utf-8", Error: why}, nil
 	}
+	name, why := fileName(in.Name, in.NameBase64)
+	if why != "" {
+		return refused(toolError(why))
+	}
+	in.Name = name
 	switch {
 	case in.Offset < 0 || in.Length < 0:
 		return refused(toolError("offset and length must not be negative"))
@@ -223,6 +253,11 @@ func (h *handlers) writeFile(ctx context.Context, _ *mcp.CallToolRequest, in wri
 	refused := func(res *mcp.CallToolResult, why string) (*mcp.CallToolResult, *writeFileResult, error) {
 		return res, &writeFileResult{Name: in.Name, Error: why}, nil
 	}
+	name, why := fileName(in.Name, in.NameBase64)
+	if why != "" {
+		return refused(toolError(why))
+	}
+	in.Name = name
 	data := []byte(in.Content)
 	if in.Base64 {
 		var err error
@@ -277,6 +312,12 @@ func (h *handlers) room(name string) (int64, bool) {
 }
 
 func (h *handlers) deleteFile(ctx context.Context, _ *mcp.CallToolRequest, in deleteFileArgs) (*mcp.CallToolResult, *tool.Status, error) {
+	name, why := fileName(in.Name, in.NameBase64)
+	if why != "" {
+		res, st := notRun(why)
+		return res, st, nil
+	}
+	in.Name = name
 	release, err := h.take(ctx)
 	if err != nil {
 		return nil, nil, err

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -54,4 +55,32 @@ func TestWriteFileLosesNothing(t *testing.T) {
 	var rf struct{ Content string }
 	structured(t, call(t, c, "read_file", map[string]any{"name": "keep.txt"}), &rf)
 	assert.Check(t, is.Equal(rf.Content, "the old content\n"), "the old content, whole")
+}
+
+// TestNamesThatAreNotUTF8: a file the program names with bytes that are
+// not UTF-8 is listed with its name in base64, and every file tool
+// takes that form, so that a client can name what it was shown.
+func TestNamesThatAreNotUTF8(t *testing.T) {
+	c := inMemory(t, setup{})
+	res := call(t, c, "run_python", map[string]any{"code": "open(b'caf\\xe9.txt', 'wb').write(b'latin-1 named')"})
+	assert.Assert(t, !res.IsError, text(res))
+	var lf struct{ Files []sandbox.FileInfo }
+	res = call(t, c, "list_files", nil)
+	structured(t, res, &lf)
+	assert.Assert(t, is.Len(lf.Files, 1))
+	b64 := base64.StdEncoding.EncodeToString([]byte("caf\xe9.txt"))
+	assert.Check(t, is.Equal(lf.Files[0].NameBase64, b64))
+	assert.Check(t, is.Contains(text(res), "name it by name_base64 "+b64), text(res))
+
+	var rf struct{ Content string }
+	structured(t, call(t, c, "read_file", map[string]any{"name_base64": b64}), &rf)
+	assert.Check(t, is.Equal(rf.Content, "latin-1 named"))
+	res = call(t, c, "write_file", map[string]any{"name_base64": b64, "content": "rewritten"})
+	assert.Check(t, !res.IsError, text(res))
+	res = call(t, c, "read_file", map[string]any{"name": "x", "name_base64": b64})
+	assert.Check(t, res.IsError && strings.Contains(text(res), "not both"), text(res))
+	res = call(t, c, "delete_file", map[string]any{"name_base64": b64})
+	assert.Check(t, !res.IsError, text(res))
+	structured(t, call(t, c, "list_files", nil), &lf)
+	assert.Check(t, is.Len(lf.Files, 0))
 }

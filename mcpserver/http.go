@@ -369,20 +369,23 @@ type (
 		Command string `json:"command" jsonschema:"the command line to run, as with sh -c"`
 	}
 	httpReadFileArgs struct {
-		Sandbox string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
-		Name    string `json:"name" jsonschema:"the file's name, relative to the working directory"`
-		Offset  int64  `json:"offset,omitempty" jsonschema:"the first byte to read (default 0)"`
-		Length  int64  `json:"length,omitempty" jsonschema:"how many bytes to read (default and most: 65536)"`
+		Sandbox    string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
+		Name       string `json:"name,omitempty" jsonschema:"the file's name, relative to the working directory"`
+		NameBase64 string `json:"name_base64,omitempty" jsonschema:"instead of name: the name in base64, as list_files gives a name that is not valid UTF-8"`
+		Offset     int64  `json:"offset,omitempty" jsonschema:"the first byte to read (default 0)"`
+		Length     int64  `json:"length,omitempty" jsonschema:"how many bytes to read (default and most: 65536)"`
 	}
 	httpWriteFileArgs struct {
-		Sandbox string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
-		Name    string `json:"name" jsonschema:"the file's name, relative to the working directory; missing directories are made"`
-		Content string `json:"content" jsonschema:"the file's content: text, or base64 when base64 is true"`
-		Base64  bool   `json:"base64,omitempty" jsonschema:"content is base64 (for bytes that are not text)"`
+		Sandbox    string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
+		Name       string `json:"name,omitempty" jsonschema:"the file's name, relative to the working directory; missing directories are made"`
+		NameBase64 string `json:"name_base64,omitempty" jsonschema:"instead of name: the name in base64, as list_files gives a name that is not valid UTF-8"`
+		Content    string `json:"content" jsonschema:"the file's content: text, or base64 when base64 is true"`
+		Base64     bool   `json:"base64,omitempty" jsonschema:"content is base64 (for bytes that are not text)"`
 	}
 	httpDeleteFileArgs struct {
-		Sandbox string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
-		Name    string `json:"name" jsonschema:"the name of the file, link or empty directory to delete"`
+		Sandbox    string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
+		Name       string `json:"name,omitempty" jsonschema:"the name of the file, link or empty directory to delete"`
+		NameBase64 string `json:"name_base64,omitempty" jsonschema:"instead of name: the name in base64, as list_files gives a name that is not valid UTF-8"`
 	}
 	createSandboxResult struct {
 		Sandbox string `json:"sandbox" jsonschema:"the handle: pass it as the sandbox argument of every other tool"`
@@ -508,19 +511,19 @@ func (p *pool) listFiles(ctx context.Context, req *mcp.CallToolRequest, in sandb
 
 func (p *pool) readFile(ctx context.Context, req *mcp.CallToolRequest, in httpReadFileArgs) (*mcp.CallToolResult, *readFileResult, error) {
 	return withSandbox(p, req, in.Sandbox, false, func(h *handlers) (*mcp.CallToolResult, *readFileResult, error) {
-		return h.readFile(ctx, req, readFileArgs{Name: in.Name, Offset: in.Offset, Length: in.Length})
+		return h.readFile(ctx, req, readFileArgs{Name: in.Name, NameBase64: in.NameBase64, Offset: in.Offset, Length: in.Length})
 	})
 }
 
 func (p *pool) writeFile(ctx context.Context, req *mcp.CallToolRequest, in httpWriteFileArgs) (*mcp.CallToolResult, *writeFileResult, error) {
 	return withSandbox(p, req, in.Sandbox, false, func(h *handlers) (*mcp.CallToolResult, *writeFileResult, error) {
-		return h.writeFile(ctx, req, writeFileArgs{Name: in.Name, Content: in.Content, Base64: in.Base64})
+		return h.writeFile(ctx, req, writeFileArgs{Name: in.Name, NameBase64: in.NameBase64, Content: in.Content, Base64: in.Base64})
 	})
 }
 
 func (p *pool) deleteFile(ctx context.Context, req *mcp.CallToolRequest, in httpDeleteFileArgs) (*mcp.CallToolResult, *tool.Status, error) {
 	return withSandbox(p, req, in.Sandbox, false, func(h *handlers) (*mcp.CallToolResult, *tool.Status, error) {
-		return h.deleteFile(ctx, req, deleteFileArgs{Name: in.Name})
+		return h.deleteFile(ctx, req, deleteFileArgs{Name: in.Name, NameBase64: in.NameBase64})
 	})
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -415,6 +417,9 @@ func list(dir string, max int) ([]FileInfo, bool, error) {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		fi := FileInfo{Name: filepath.ToSlash(rel), Type: "other"}
+		if !utf8.ValidString(fi.Name) {
+			fi.NameBase64 = base64.StdEncoding.EncodeToString([]byte(fi.Name))
+		}
 		switch t := d.Type(); {
 		case t.IsRegular():
 			fi.Type = "file"

@@ -173,6 +173,10 @@ type FileInfo struct {
 	Size int64 `json:"size"`
 	// Type is "file", "dir", "link" or "other".
 	Type string `json:"type"`
+	// NameBase64 is Name in base64 when Name is not valid UTF-8: JSON
+	// cannot carry such a name (its bytes become U+FFFD), so a client
+	// names the file by this instead.
+	NameBase64 string `json:"name_base64,omitempty"`
 }
 
 // NotRun describes a run that never started because of err, as Session.Run
