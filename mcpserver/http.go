@@ -67,6 +67,9 @@ type HTTPConfig struct {
 	Limits Limits
 	// TLSCert and TLSKey, when set, serve HTTPS.
 	TLSCert, TLSKey string
+	// Ready, when set, is called once the level has been tried and the
+	// server is about to serve.
+	Ready func()
 }
 
 // Path is where the server answers MCP.
@@ -118,6 +121,9 @@ func ServeHTTP(ctx context.Context, cfg HTTPConfig, l net.Listener) error {
 		description: first.careful.Description(), shellDescription: first.careful.ShellDescription()}
 	if err := first.close(); err != nil {
 		return err
+	}
+	if cfg.Ready != nil {
+		cfg.Ready()
 	}
 	srv := p.server()
 	// A transport session (the protocol's older versions have them) is

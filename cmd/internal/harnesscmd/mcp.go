@@ -266,8 +266,10 @@ func serveHTTP(ctx context.Context, o *mcpOptions, cfg mcpserver.Config, stderr 
 	if o.tlsCert != "" {
 		scheme = "https"
 	}
-	fmt.Fprintf(stderr, "sandboxlab mcp: serving MCP over HTTP at %s://%s%s for %s\n", scheme, l.Addr(), mcpserver.Path,
-		strings.Join(o.tokens.Names(), ", "))
+	ready := func() {
+		fmt.Fprintf(stderr, "sandboxlab mcp: serving MCP over HTTP at %s://%s%s for %s\n", scheme, l.Addr(), mcpserver.Path,
+			strings.Join(o.tokens.Names(), ", "))
+	}
 	return mcpserver.ServeHTTP(ctx, mcpserver.HTTPConfig{Config: cfg, Tokens: o.tokens, Limits: o.limits,
-		TLSCert: o.tlsCert, TLSKey: o.tlsKey}, l)
+		TLSCert: o.tlsCert, TLSKey: o.tlsKey, Ready: ready}, l)
 }
