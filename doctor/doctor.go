@@ -235,13 +235,33 @@ func lastLine(s string) string {
 }
 
 // diagnose names the first layer of p the machine refused, what was
-// refused and the fix, from the run's error.
+// refused and the fix, from the run's error. Inside a container the fix
+// is the container's flag.
 func diagnose(p sandbox.Policy, err error) (layer, why, fix string) {
 	why = err.Error()
 	text := strings.ToLower(why)
+	ctr := container()
 	switch {
 	case errors.Is(err, cgroup.ErrUnavailable) || strings.Contains(text, "control group"):
-		return firstOn(p, "cgroup_memory", "cgroup_pids", "cpu_weight"), why, cgroup.Remedy
+		fix = cgroup.Remedy
+		if ctr != "" {
+			fix = "inside a container (" + ctr + "), bind the host's control groups writable: " +
+				"-v /sys/fs/cgroup:/sys/fs/cgroup:rw (cgroup v1), or give it a delegated cgroup v2 subtree"
+		}
+		return firstOn(p, "cgroup_memory", "cgroup_pids", "cpu_weight"), why, fix
+	case strings.Contains(text, "mounting proc"):
+		fix = "a /proc of the run's own cannot be mounted while this one has paths covered"
+		if ctr != "" {
+			fix = "inside a container (" + ctr + ") its /proc has paths masked: run it with --security-opt unmask=/proc/* " +
+				"(podman; Docker: --security-opt systempaths=unconfined)"
+		}
+		return firstOn(p, "pid_namespace"), why, fix
+	case strings.Contains(text, "session's filesystem"):
+		fix = "mounting the session's filesystem needs CAP_SYS_ADMIN: run as root"
+		if ctr != "" {
+			fix = "inside a container (" + ctr + ") mounting needs CAP_SYS_ADMIN: run it with --cap-add SYS_ADMIN"
+		}
+		return firstOn(p, "session_store"), why, fix
 	case strings.Contains(text, "landlock"):
 		return "landlock", why, "Linux 5.13 or later with landlock in the lsm= boot parameter"
 	case strings.Contains(text, "system-call filter") || strings.Contains(text, "seccomp"):
@@ -251,6 +271,28 @@ func diagnose(p sandbox.Policy, err error) (layer, why, fix string) {
 			"allow user namespaces: see the user_namespaces feature above"
 	}
 	return "", why, "see the error; 'sandboxlab run --level N -- /bin/true' shows it in full"
+}
+
+// container names the container runtime this process runs in, as the
+// runtimes mark it (podman's /run/.containerenv, Docker's /.dockerenv,
+// the container variable of PID 1's environment), or "".
+func container() string {
+	if _, err := os.Stat("/run/.containerenv"); err == nil {
+		return "podman"
+	}
+	if _, err := os.Stat("/.dockerenv"); err == nil {
+		return "docker"
+	}
+	env, err := os.ReadFile("/proc/1/environ")
+	if err != nil {
+		return ""
+	}
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "container="); ok && v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // firstOn returns the first of names that p has.

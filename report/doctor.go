@@ -98,6 +98,9 @@ func (d *Doctor) Tables(w io.Writer, md bool) error {
 		what := layerChange(below, l.Layers)
 		if !l.OK {
 			what = "needs " + l.Missing + ": " + l.Why
+			if l.Missing == "" {
+				what = "unavailable: " + l.Why
+			}
 			if !strings.Contains(l.Why, l.Fix) {
 				what = joinNonEmpty(what, l.Fix)
 			}
@@ -184,7 +187,11 @@ func (d *Doctor) JUnit() *TestSuites {
 		if l.OK {
 			tc.SystemOut = strings.Join(l.Layers, ", ") + "\n"
 		} else {
-			tc.Failure = &Problem{Message: "needs " + l.Missing + ": " + l.Why, Type: "level unavailable", Text: l.Fix + "\n"}
+			msg := "needs " + l.Missing + ": " + l.Why
+			if l.Missing == "" {
+				msg = "unavailable: " + l.Why
+			}
+			tc.Failure = &Problem{Message: msg, Type: "level unavailable", Text: l.Fix + "\n"}
 		}
 		cases = append(cases, tc)
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,11 @@ func mountSessionStore(dir string, quota int64, inodes int, id Identity) error {
 	}
 	err := unix.Mount("sandboxlab-session", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, storeOptions(quota, inodes, id))
 	if err != nil {
+		if errors.Is(err, unix.EPERM) {
+			// Root without CAP_SYS_ADMIN (in a container, say): the
+			// layer cannot be had, and the sandbox fails closed.
+			return fmt.Errorf("%w: mounting the session's filesystem on %s: %w (it needs CAP_SYS_ADMIN)", ErrUnavailable, dir, err)
+		}
 		return fmt.Errorf("mounting the session's filesystem on %s: %w", dir, err)
 	}
 	return nil
