@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"sync"
@@ -135,7 +137,13 @@ func ServeHTTP(ctx context.Context, cfg HTTPConfig, l net.Listener) error {
 	defer endStreams()
 	mux := http.NewServeMux()
 	mux.Handle(Path, cfg.Tokens.authenticate(endingStreams(streams, handler)))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// The HTTP server's own complaints (a failed TLS handshake) go to
+	// the server's log, not to this process's stderr.
+	errLog := io.Discard
+	if cfg.Log != nil {
+		errLog = cfg.Log
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(errLog, "sandboxlab mcp: ", 0)}
 	janitorDone := make(chan struct{})
 	go func() { defer close(janitorDone); p.janitor(ctx) }()
 	served := make(chan error, 1)

@@ -3,9 +3,16 @@ package mcpserver_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -25,6 +32,7 @@ import (
 	"gotest.tools/v3/skip"
 
 	"sandboxlab/mcpserver"
+	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -353,9 +361,34 @@ func TestHTTPBinary(t *testing.T) {
 	c.sandbox = createSandbox(t, c.cs)
 	res := call(t, c, "run_python", map[string]any{"code": "print(6 * 7)"})
 	assert.Check(t, is.Contains(text(res), "| 42\n"), text(res))
-	createSandbox(t, c.cs) // left for the end to remove
+	other := createSandbox(t, c.cs) // left for the end to remove
+
+	// A run in progress at SIGTERM is stopped, with its tree, and its
+	// call is answered before the server ends.
+	token := procfs.Tag()
+	answered := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, _ := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_python", Arguments: map[string]any{"sandbox": other,
+			"code": fmt.Sprintf("#%s\nimport subprocess, time\nsubprocess.Popen([%q, '-c', 'import time; time.sleep(300)', %q])\ntime.sleep(300)",
+				token, evidence.Python, token)}})
+		answered <- r
+	}()
+	alive := func() int { return len(procfs.WithArg(token)) + len(procfs.WithArgPrefix("#"+token)) }
+	poll.WaitOn(t, func(poll.LogT) poll.Result {
+		if alive() >= 2 {
+			return poll.Success()
+		}
+		return poll.Continue("waiting for the run and its child")
+	}, poll.WithTimeout(30*time.Second), poll.WithDelay(20*time.Millisecond))
 
 	assert.NilError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case r := <-answered:
+		assert.Check(t, r != nil && r.IsError, "the stopped run's answer: %v", r)
+	case <-time.After(30 * time.Second):
+		t.Error("the run in progress at SIGTERM was never answered")
+	}
+	assert.Check(t, is.Equal(alive(), 0), "processes of the run in progress at SIGTERM")
 	all = append(all, <-logged...)
 	err = cmd.Wait()
 	assert.Check(t, err, "the server's end, after SIGTERM: %v", all)
@@ -540,4 +573,78 @@ func logPerCallBesideBubblewrap(t *testing.T, h *httpServer) {
 	slices.Sort(bw)
 	t.Logf("run_python over HTTP, median of 20: %v; bwrap python3 -c, median of 20: %v", over[10].Round(100*time.Microsecond), bw[10].Round(100*time.Microsecond))
 	call(t, c, "close_sandbox", nil)
+}
+
+// TestHTTPServesTLS: with a certificate the server serves HTTPS, which a
+// client that trusts it reaches, and answers clear text with no MCP.
+func TestHTTPServesTLS(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	assert.NilError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	assert.NilError(t, err)
+	kb, err := x509.MarshalECPrivateKey(key)
+	assert.NilError(t, err)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	assert.NilError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	assert.NilError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
+
+	p := newPrincipals("alice")
+	tokens, err := mcpserver.ReadTokens(p.file(t))
+	assert.NilError(t, err)
+	root := newRoot(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	assert.NilError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- mcpserver.ServeHTTP(ctx, mcpserver.HTTPConfig{Config: mcpserver.Config{Policy: setup{}.policy(), Root: root},
+			Tokens: tokens, TLSCert: certFile, TLSKey: keyFile}, l)
+	}()
+	defer func() {
+		cancel()
+		assert.Check(t, <-served)
+	}()
+	pool := x509.NewCertPool()
+	pool.AddCert(must(x509.ParseCertificate(der)))
+	trusting := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	url := "https://" + l.Addr().String() + mcpserver.Path
+	c := &conn{}
+	cs, err := c.client().Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: bearerOver{p["alice"], trusting}}}, nil)
+	assert.NilError(t, err)
+	c.cs = cs
+	c.sandbox = createSandbox(t, cs)
+	res := call(t, c, "run_python", map[string]any{"code": "print('over TLS')"})
+	assert.Check(t, is.Contains(text(res), "| over TLS\n"), text(res))
+	call(t, c, "close_sandbox", nil)
+	cs.Close()
+
+	resp, err := http.Post("http://"+l.Addr().String()+mcpserver.Path, "application/json", strings.NewReader("{}"))
+	if err == nil {
+		resp.Body.Close()
+		assert.Check(t, resp.StatusCode == http.StatusBadRequest, "clear text to the TLS port: %s", resp.Status)
+	}
+}
+
+// bearerOver is bearer over a transport of its own.
+type bearerOver struct {
+	token string
+	rt    http.RoundTripper
+}
+
+func (b bearerOver) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.rt.RoundTrip(r)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
