@@ -131,8 +131,10 @@ func ServeHTTP(ctx context.Context, cfg HTTPConfig, l net.Listener) error {
 	// A transport session (the protocol's older versions have them) is
 	// not a sandbox: the sandboxes live by their handles, with their own
 	// idle limit.
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{PropagateRequestCancellation: true, SessionTimeout: transportIdle})
+	get := func(*http.Request) *mcp.Server { return srv }
+	handler := byProtocol(
+		mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true}),
+		mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{PropagateRequestCancellation: true, SessionTimeout: transportIdle}))
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	mux := http.NewServeMux()
@@ -184,6 +186,26 @@ const shutdownGrace = 10 * time.Second
 // transportIdle is how long an MCP session of the older protocol
 // versions lives without a request.
 const transportIdle = time.Hour
+
+// sessionlessFrom is the first protocol version without transport
+// sessions: each request stands alone, as a stateless handler serves it.
+const sessionlessFrom = "2026-07-28"
+
+// byProtocol sends a request of a sessionless protocol version (its
+// Mcp-Protocol-Version header says so, from server/discover on) to
+// sessionless, and every other (initialize, and the requests of an
+// older version's session) to stateful: the SDK's stateful handler does
+// not serve the sessionless versions, and its stateless one loses the
+// older versions' cancellations, which arrive as requests of their own.
+func byProtocol(sessionless, stateful http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v >= sessionlessFrom {
+			sessionless.ServeHTTP(w, r)
+			return
+		}
+		stateful.ServeHTTP(w, r)
+	})
+}
 
 // endingStreams ends the requests that only wait for the server's
 // messages (a GET's stream) when streams ends: at the server's end they

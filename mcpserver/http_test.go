@@ -148,6 +148,10 @@ func overHTTP(t *testing.T, s setup) *conn {
 	h := serveHTTP(t, s, mcpserver.Limits{})
 	c := &conn{serverPID: os.Getpid()}
 	c.cs = h.connect(t, c, "alice")
+	// The Go SDK's client speaks the sessionless version; the TypeScript
+	// client (TestTypeScriptClientOverHTTP) the two before it, with
+	// sessions.
+	assert.Check(t, is.Equal(c.cs.InitializeResult().ProtocolVersion, "2026-07-28"))
 	c.sandbox = createSandbox(t, c.cs)
 	t.Cleanup(func() {
 		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "close_sandbox", Arguments: map[string]any{"sandbox": c.sandbox}})
