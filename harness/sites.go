@@ -3,6 +3,7 @@ package harness
 import (
 	"io/fs"
 	"os"
+	"sync"
 
 	"sandboxlab/harness/gosource"
 	"sandboxlab/report"
@@ -10,12 +11,23 @@ import (
 
 // SiteSpans returns the locator report.Options.Locate takes: the spans
 // of defect id's planted sites in the file path of src (the sources
-// built into the binary, sandboxlab.Sources, or a checkout).
+// built into the binary, sandboxlab.Sources, or a checkout). Each file
+// is parsed once, however many defects are planted in it.
 func SiteSpans(src fs.FS) func(path, id string) ([]report.SourceSpan, error) {
+	var mu sync.Mutex
+	parsed := map[string]*gosource.Sites{}
 	return func(path, id string) ([]report.SourceSpan, error) {
-		sites, err := gosource.ReadSites(src, path)
-		if err != nil {
-			return nil, err
+		mu.Lock()
+		sites, ok := parsed[path]
+		mu.Unlock()
+		if !ok {
+			var err error
+			if sites, err = gosource.ReadSites(src, path); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			parsed[path] = sites
+			mu.Unlock()
 		}
 		var out []report.SourceSpan
 		for _, s := range sites.Of(id) {

@@ -262,11 +262,8 @@ func principalOf(req *mcp.CallToolRequest) (string, error) {
 
 // create makes a sandbox for principal, within its limit.
 func (p *pool) create(ctx context.Context, principal string) (string, error) {
-	p.mu.Lock()
-	n := len(p.held[principal])
-	p.mu.Unlock()
-	if n >= p.cfg.Limits.Sandboxes {
-		return "", fmt.Errorf("%s holds %d sandboxes, the most one principal may: close one with close_sandbox first", principal, n)
+	if err := p.room(principal); err != nil {
+		return "", err
 	}
 	h, err := open(ctx, p.cfg.Config)
 	if err != nil {
@@ -276,9 +273,9 @@ func (p *pool) create(ctx context.Context, principal string) (string, error) {
 	handle := newHandle()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.held[principal]) >= p.cfg.Limits.Sandboxes { // another call made one meanwhile
+	if err := p.roomLocked(principal); err != nil { // another call made one meanwhile
 		go h.close()
-		return "", fmt.Errorf("%s holds %d sandboxes, the most one principal may: close one with close_sandbox first", principal, len(p.held[principal]))
+		return "", err
 	}
 	if p.held[principal] == nil {
 		p.held[principal] = map[string]*held{}
@@ -286,6 +283,20 @@ func (p *pool) create(ctx context.Context, principal string) (string, error) {
 	p.held[principal][handle] = &held{h: h, used: time.Now()}
 	p.cfg.logf("sandboxlab mcp: %s made sandbox %s", principal, handle)
 	return handle, nil
+}
+
+// room says whether principal may make another sandbox.
+func (p *pool) room(principal string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.roomLocked(principal)
+}
+
+func (p *pool) roomLocked(principal string) error {
+	if n := len(p.held[principal]); n >= p.cfg.Limits.Sandboxes {
+		return fmt.Errorf("%s holds %d sandboxes, the most one principal may: close one with close_sandbox first", principal, n)
+	}
+	return nil
 }
 
 // errNoSandbox words a handle this principal does not hold: one never
@@ -396,32 +407,26 @@ type (
 	sandboxArgs struct {
 		Sandbox string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
 	}
+	// The stdio tools' arguments, each with the handle first.
 	httpRunPythonArgs struct {
-		Sandbox string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
-		Code    string `json:"code" jsonschema:"the Python source to run, as with python3 -c"`
+		sandboxArgs
+		runPythonArgs
 	}
 	httpRunShellArgs struct {
-		Sandbox string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
-		Command string `json:"command" jsonschema:"the command line to run, as with sh -c"`
+		sandboxArgs
+		runShellArgs
 	}
 	httpReadFileArgs struct {
-		Sandbox    string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
-		Name       string `json:"name,omitempty" jsonschema:"the file's name, relative to the working directory"`
-		NameBase64 string `json:"name_base64,omitempty" jsonschema:"instead of name: the name in base64, as list_files gives a name that is not valid UTF-8"`
-		Offset     int64  `json:"offset,omitempty" jsonschema:"the first byte to read (default 0)"`
-		Length     int64  `json:"length,omitempty" jsonschema:"how many bytes to read (default and most: 65536)"`
+		sandboxArgs
+		readFileArgs
 	}
 	httpWriteFileArgs struct {
-		Sandbox    string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
-		Name       string `json:"name,omitempty" jsonschema:"the file's name, relative to the working directory; missing directories are made"`
-		NameBase64 string `json:"name_base64,omitempty" jsonschema:"instead of name: the name in base64, as list_files gives a name that is not valid UTF-8"`
-		Content    string `json:"content" jsonschema:"the file's content: text, or base64 when base64 is true"`
-		Base64     bool   `json:"base64,omitempty" jsonschema:"content is base64 (for bytes that are not text)"`
+		sandboxArgs
+		writeFileArgs
 	}
 	httpDeleteFileArgs struct {
-		Sandbox    string `json:"sandbox" jsonschema:"the sandbox's handle, as create_sandbox returned it"`
-		Name       string `json:"name,omitempty" jsonschema:"the name of the file, link or empty directory to delete"`
-		NameBase64 string `json:"name_base64,omitempty" jsonschema:"instead of name: the name in base64, as list_files gives a name that is not valid UTF-8"`
+		sandboxArgs
+		deleteFileArgs
 	}
 	createSandboxResult struct {
 		Sandbox string `json:"sandbox" jsonschema:"the handle: pass it as the sandbox argument of every other tool"`
@@ -444,11 +449,8 @@ const httpInstructions = "A sandbox for the code you write. create_sandbox makes
 
 // server builds the MCP server every request of the pool goes to.
 func (p *pool) server() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "sandboxlab: the careful tool", Version: p.cfg.Version},
-		&mcp.ServerOptions{Instructions: httpInstructions, Capabilities: &mcp.ServerCapabilities{}})
+	s := newServer(p.cfg.Version, httpInstructions)
 	pol := p.cfg.Policy
-	open := len(pol.Network.Allow) > 0 || !pol.Network.Isolate
-	run := &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(open)}
 	closed := ptr(false)
 	mcp.AddTool(s, &mcp.Tool{Name: "create_sandbox", Title: "Make a sandbox",
 		Description: fmt.Sprintf("Makes a sandbox: a working directory for your code's runs and files, at level %d (%s). "+
@@ -458,22 +460,8 @@ func (p *pool) server() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "close_sandbox", Title: "Remove a sandbox",
 		Description: "Removes a sandbox and its files. A sandbox with a call in progress is not removed.",
 		Annotations: &mcp.ToolAnnotations{Title: "Remove a sandbox", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: closed}}, p.closeSandbox)
-	mcp.AddTool(s, &mcp.Tool{Name: "run_python", Title: "Run Python", Description: p.description,
-		Annotations: withTitle(run, "Run Python in the sandbox")}, p.runPython)
-	mcp.AddTool(s, &mcp.Tool{Name: "run_shell", Title: "Run a shell command", Description: p.shellDescription,
-		Annotations: withTitle(run, "Run a shell command in the sandbox")}, p.runShell)
-	for _, t := range fileTools() {
-		switch t.Name {
-		case "list_files":
-			mcp.AddTool(s, t, p.listFiles)
-		case "read_file":
-			mcp.AddTool(s, t, p.readFile)
-		case "write_file":
-			mcp.AddTool(s, t, p.writeFile)
-		case "delete_file":
-			mcp.AddTool(s, t, p.deleteFile)
-		}
-	}
+	addRunTools(s, pol, p.description, p.shellDescription, p.runPython, p.runShell)
+	addFileTools(s, p.listFiles, p.readFile, p.writeFile, p.deleteFile)
 	return s
 }
 
@@ -529,13 +517,13 @@ func withSandbox[Out any](p *pool, req *mcp.CallToolRequest, handle string, run 
 
 func (p *pool) runPython(ctx context.Context, req *mcp.CallToolRequest, in httpRunPythonArgs) (*mcp.CallToolResult, *tool.Status, error) {
 	return withSandbox(p, req, in.Sandbox, true, func(h *handlers) (*mcp.CallToolResult, *tool.Status, error) {
-		return h.runPython(ctx, req, runPythonArgs{Code: in.Code})
+		return h.runPython(ctx, req, in.runPythonArgs)
 	})
 }
 
 func (p *pool) runShell(ctx context.Context, req *mcp.CallToolRequest, in httpRunShellArgs) (*mcp.CallToolResult, *tool.Status, error) {
 	return withSandbox(p, req, in.Sandbox, true, func(h *handlers) (*mcp.CallToolResult, *tool.Status, error) {
-		return h.runShell(ctx, req, runShellArgs{Command: in.Command})
+		return h.runShell(ctx, req, in.runShellArgs)
 	})
 }
 
@@ -547,25 +535,18 @@ func (p *pool) listFiles(ctx context.Context, req *mcp.CallToolRequest, in sandb
 
 func (p *pool) readFile(ctx context.Context, req *mcp.CallToolRequest, in httpReadFileArgs) (*mcp.CallToolResult, *readFileResult, error) {
 	return withSandbox(p, req, in.Sandbox, false, func(h *handlers) (*mcp.CallToolResult, *readFileResult, error) {
-		return h.readFile(ctx, req, readFileArgs{Name: in.Name, NameBase64: in.NameBase64, Offset: in.Offset, Length: in.Length})
+		return h.readFile(ctx, req, in.readFileArgs)
 	})
 }
 
 func (p *pool) writeFile(ctx context.Context, req *mcp.CallToolRequest, in httpWriteFileArgs) (*mcp.CallToolResult, *writeFileResult, error) {
 	return withSandbox(p, req, in.Sandbox, false, func(h *handlers) (*mcp.CallToolResult, *writeFileResult, error) {
-		return h.writeFile(ctx, req, writeFileArgs{Name: in.Name, NameBase64: in.NameBase64, Content: in.Content, Base64: in.Base64})
+		return h.writeFile(ctx, req, in.writeFileArgs)
 	})
 }
 
 func (p *pool) deleteFile(ctx context.Context, req *mcp.CallToolRequest, in httpDeleteFileArgs) (*mcp.CallToolResult, *tool.Status, error) {
 	return withSandbox(p, req, in.Sandbox, false, func(h *handlers) (*mcp.CallToolResult, *tool.Status, error) {
-		return h.deleteFile(ctx, req, deleteFileArgs{Name: in.Name, NameBase64: in.NameBase64})
+		return h.deleteFile(ctx, req, in.deleteFileArgs)
 	})
-}
-
-// logf logs a line of the server's, when it has a log.
-func (c Config) logf(format string, args ...any) {
-	if c.Log != nil {
-		fmt.Fprintf(c.Log, format+"\n", args...)
-	}
 }

@@ -138,9 +138,12 @@ func (h *handlers) close() error {
 	return nil
 }
 
-func (h *handlers) logf(format string, args ...any) {
-	if h.cfg.Log != nil {
-		fmt.Fprintf(h.cfg.Log, format+"\n", args...)
+func (h *handlers) logf(format string, args ...any) { h.cfg.logf(format, args...) }
+
+// logf logs a line of the server's, when it has a log.
+func (c Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, format+"\n", args...)
 	}
 }
 
@@ -161,8 +164,14 @@ const instructions = "A sandbox for the code you write: run_python and run_shell
 
 // server builds the MCP server with the six tools.
 func (h *handlers) server() *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "sandboxlab: the careful tool", Version: h.cfg.Version},
-		&mcp.ServerOptions{Instructions: instructions, Capabilities: &mcp.ServerCapabilities{}})
+	s := newServer(h.cfg.Version, instructions)
 	h.addTools(s)
 	return s
+}
+
+// newServer is an MCP server that announces sandboxlab at version and
+// tells a client instructions; the caller adds the tools.
+func newServer(version, instructions string) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: Name, Title: "sandboxlab: the careful tool", Version: version},
+		&mcp.ServerOptions{Instructions: instructions, Capabilities: &mcp.ServerCapabilities{}})
 }

@@ -51,14 +51,21 @@ func ptr[T any](v T) *T { return &v }
 
 // addTools adds the six tools to s.
 func (h *handlers) addTools(s *mcp.Server) {
-	p := h.cfg.Policy
+	addRunTools(s, h.cfg.Policy, h.careful.Description(), h.careful.ShellDescription(), h.runPython, h.runShell)
+	addFileTools(s, h.listFiles, h.readFile, h.writeFile, h.deleteFile)
+}
+
+// addRunTools adds run_python and run_shell to s, as both servers list
+// them: their input types are the server's own (over HTTP, with the
+// sandbox's handle).
+func addRunTools[P, S any](s *mcp.Server, p sandbox.Policy, description, shellDescription string,
+	python mcp.ToolHandlerFor[P, *tool.Status], shell mcp.ToolHandlerFor[S, *tool.Status]) {
 	open := len(p.Network.Allow) > 0 || !p.Network.Isolate // a network the code can reach
 	run := &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(open)}
-	mcp.AddTool(s, &mcp.Tool{Name: "run_python", Title: "Run Python", Description: h.careful.Description(),
-		Annotations: withTitle(run, "Run Python in the sandbox")}, h.runPython)
-	mcp.AddTool(s, &mcp.Tool{Name: "run_shell", Title: "Run a shell command", Description: h.careful.ShellDescription(),
-		Annotations: withTitle(run, "Run a shell command in the sandbox")}, h.runShell)
-	h.addFileTools(s)
+	mcp.AddTool(s, &mcp.Tool{Name: "run_python", Title: "Run Python", Description: description,
+		Annotations: withTitle(run, "Run Python in the sandbox")}, python)
+	mcp.AddTool(s, &mcp.Tool{Name: "run_shell", Title: "Run a shell command", Description: shellDescription,
+		Annotations: withTitle(run, "Run a shell command in the sandbox")}, shell)
 }
 
 // withTitle returns a copy of a with title.

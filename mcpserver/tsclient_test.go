@@ -30,12 +30,7 @@ var tsScenarios = []string{"list_tools", "older_protocol", "run_code", "state", 
 // speaks the protocol of 2025-11-25, the Go client that of 2026-07-28.
 func TestTypeScriptClient(t *testing.T) {
 	node := tsNode(t)
-	allowed, err := evidence.StartDestination(0, false)
-	assert.NilError(t, err)
-	defer allowed.Close()
-	unlisted, err := evidence.StartDestination(0, false)
-	assert.NilError(t, err)
-	defer unlisted.Close()
+	allowed, unlisted := destinations(t)
 	cfg, err := json.Marshal(map[string]any{
 		"bin": binary(t), "level": testLevel(), "root": newRoot(t), "python": evidence.Python,
 		"allowed": allowed.String(), "allowedToken": allowed.Token(), "unlisted": unlisted.String(),
@@ -52,12 +47,7 @@ func TestTypeScriptClient(t *testing.T) {
 // request without one.
 func TestTypeScriptClientOverHTTP(t *testing.T) {
 	node := tsNode(t)
-	allowed, err := evidence.StartDestination(0, false)
-	assert.NilError(t, err)
-	defer allowed.Close()
-	unlisted, err := evidence.StartDestination(0, false)
-	assert.NilError(t, err)
-	defer unlisted.Close()
+	allowed, unlisted := destinations(t)
 	root, p := newRoot(t), newPrincipals("alice")
 	servers := map[string]string{}
 	for flags, s := range map[string]setup{
@@ -77,6 +67,20 @@ func TestTypeScriptClientOverHTTP(t *testing.T) {
 	runTSClient(t, node, cfg, append(slices.Clone(tsScenarios), "unauthorized"))
 	conns, _, _ := unlisted.Received()
 	assert.Check(t, conns == 0, "the unlisted server was reached")
+}
+
+// destinations starts the network scenario's two loopback servers, the
+// allowed one and the unlisted one, closed at the end of the test.
+func destinations(t *testing.T) (allowed, unlisted *evidence.Destination) {
+	t.Helper()
+	var err error
+	allowed, err = evidence.StartDestination(0, false)
+	assert.NilError(t, err)
+	t.Cleanup(func() { allowed.Close() })
+	unlisted, err = evidence.StartDestination(0, false)
+	assert.NilError(t, err)
+	t.Cleanup(func() { unlisted.Close() })
+	return allowed, unlisted
 }
 
 // tsNode returns node, or skips the test where it or the client's modules
