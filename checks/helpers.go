@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
 	"sandboxlab/sandbox/procfs"
@@ -265,4 +267,31 @@ time.sleep(10)
 func spent(r *sandbox.Result) string {
 	return fmt.Sprintf("%v wall, %v CPU, longest run-queue wait %v, peak %.1f MiB",
 		r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), r.RunQueueWaitMax.Round(time.Millisecond), float64(r.MemoryPeak)/(1<<20))
+}
+
+// machineLock holds a lock named name, shared by every process on the
+// machine's network namespace, until the check ends. It is an abstract
+// unix socket's name: the kernel frees it when the holder dies, and it
+// leaves no file behind. A check takes it when what it measures is
+// machine-wide and another instance of itself (a concurrent worker of
+// the mutation run, under another defect) would disturb it.
+func (t *T) machineLock(name string) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	t.NilError(err, "a socket for the lock %s", name)
+	addr := &unix.SockaddrUnix{Name: "@sandboxlab/lock/" + name}
+	// A holder measures for seconds at most; a minute means it is stuck.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err = unix.Bind(fd, addr)
+		if err != unix.EADDRINUSE || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		unix.Close(fd)
+		t.NilError(err, "taking the machine-wide lock %s", name)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
 }
