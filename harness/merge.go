@@ -129,7 +129,46 @@ func mergedRun(shards []*report.Mutation) report.RunInfo {
 		run.Reused = &reused
 	}
 	run.KillLate, run.Starved = mergedStops(shards)
+	run.Timing = mergedTiming(shards)
 	return run
+}
+
+// mergedTiming is the first shard's baseline phase and the sum of every
+// shard's other phases, in the order the first shard ran them.
+func mergedTiming(shards []*report.Mutation) []report.PhaseTiming {
+	var out []report.PhaseTiming
+	at := map[string]int{}
+	for _, s := range shards {
+		for _, t := range s.Run.Timing {
+			j, ok := at[t.Phase]
+			switch {
+			case !ok:
+				at[t.Phase] = len(out)
+				out = append(out, t)
+			case t.Phase == report.PhaseBaseline:
+				// every shard ran it; the merged report keeps the first's
+			default:
+				out[j] = addTiming(out[j], t)
+			}
+		}
+	}
+	return out
+}
+
+func addTiming(a, b report.PhaseTiming) report.PhaseTiming {
+	a.ElapsedMS += b.ElapsedMS
+	a.HarnessCPUMS += b.HarnessCPUMS
+	a.ProbeRuns += b.ProbeRuns
+	a.ProbeWallMS += b.ProbeWallMS
+	a.WorkerTotalCPUMS += b.WorkerTotalCPUMS
+	a.WorkerStartCPUMS += b.WorkerStartCPUMS
+	a.WorkerCPUMS += b.WorkerCPUMS
+	a.HelperCPUMS += b.HelperCPUMS
+	a.ProgramCPUMS += b.ProgramCPUMS
+	a.ProgramRuns += b.ProgramRuns
+	a.ProgramWallMS += b.ProgramWallMS
+	a.InitSetupMS += b.InitSetupMS
+	return a
 }
 
 // mergedStops are the shards' timeouts as one run's: the first shard's

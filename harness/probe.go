@@ -110,6 +110,9 @@ type ProbeResult struct {
 	// Timeouts are the probe's runs stopped at their time limit
 	// (the Results its sessions observed): how late each kill landed.
 	Timeouts []ProbeTimeout `json:"timeouts,omitempty"`
+	// Cost is where the worker's time went (nil from a worker that
+	// predates it, and in a reused result).
+	Cost *ProbeCost `json:"cost,omitempty"`
 }
 
 // ProbeTimeout is one run of a probe stopped at its time limit.
@@ -267,6 +270,7 @@ func (r *Runner) runTaskOnce(ctx context.Context, t Task) probeRun {
 	t.Slots = r.Jobs
 	w := runWorker(ctx, r.Timeout, t.Probe, func(ctx context.Context) *exec.Cmd { return r.Worker(ctx, t) })
 	out := probeRun{err: w.err, hung: w.hung, wall: w.wall, cpu: w.cpu}
+	defer func() { r.costs.add(t, out) }()
 	if w.err != nil {
 		return out
 	}

@@ -127,6 +127,8 @@ type Runner struct {
 
 	// stops gathers the run's timeouts (set by Run).
 	stops *stops
+	// costs adds up where each phase's time went, over one Run.
+	costs *costs
 }
 
 // Shard is the K-th of N stable slices of the defects (1 <= K <= N).
@@ -179,14 +181,16 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 		cores = float64(runtime.NumCPU())
 	}
 	pl := newPool(r.Jobs, cores)
-	r.stops = newStops()
-	defer func() { r.stops = nil }()
+	r.stops, r.costs = newStops(), newCosts()
+	defer func() { r.stops, r.costs = nil, nil }()
 	watch, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go pl.watchNeighbours(watch)
 	prog := &progressor{fn: r.Progress, start: start}
 
-	base, baseErr := r.runBaseline(ctx, pl, probes, prog, ru)
+	var base *baseRun
+	var baseErr error
+	r.costs.timed(report.PhaseBaseline, func() { base, baseErr = r.runBaseline(ctx, pl, probes, prog, ru) })
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -205,12 +209,12 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 		run, m.Run.Partial = r.Since.filter(list, run, probes, base)
 	}
 	if len(run) > 0 {
-		m.Defects = r.runDefects(ctx, pl, run, probes, base, m, prog, ru)
+		r.costs.timed(report.PhaseDefects, func() { m.Defects = r.runDefects(ctx, pl, run, probes, base, m, prog, ru) })
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if r.Masking {
-			m.Masking = r.findMasks(ctx, pl, m.Defects, base, prog)
+			r.costs.timed(report.PhaseMasking, func() { m.Masking = r.findMasks(ctx, pl, m.Defects, base, prog) })
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -220,6 +224,7 @@ func (r *Runner) Run(ctx context.Context) (*report.Mutation, error) {
 		m.Run.Reused = ru.summary(m, base.reused)
 	}
 	m.Run.KillLate, m.Run.Starved = r.stops.report()
+	m.Run.Timing = r.costs.report()
 	finish(m, r.FailOn)
 	m.MS = time.Since(start).Milliseconds()
 	return m, nil

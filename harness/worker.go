@@ -52,6 +52,7 @@ func WorkerCommand(ctx context.Context, t Task) *exec.Cmd {
 // workerMain runs the probe its --probe names with the defect its
 // --defect names switched on, and prints one ProbeResult in JSON.
 func workerMain(args []string) int {
+	started := cpuOf(syscall.RUSAGE_SELF)
 	fs := flag.NewFlagSet(workerName, flag.ContinueOnError)
 	probe := fs.String("probe", "", "the check's id or the attack cell (attack@L<n>) to run")
 	defect := fs.String("defect", "", "the planted defect to switch on")
@@ -79,7 +80,11 @@ func workerMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var ended endedRuns
-	runs := probeRuns{queue: sandbox.Queue{Max: *slots}, observe: ended.observe}
+	var spent runCosts
+	runs := probeRuns{queue: sandbox.Queue{Max: *slots}, observe: func(r *sandbox.Result) {
+		ended.observe(r)
+		spent.observe(r)
+	}}
 	res, err := runProbe(ctx, *probe, *without, *plain, runs)
 	if err != nil {
 		return fail(err)
@@ -106,6 +111,7 @@ func workerMain(args []string) int {
 			res.Reached = append(res.Reached, string(id))
 		}
 	}
+	res.Cost = spent.done(started)
 	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
 		return fail(err)
 	}

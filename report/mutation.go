@@ -92,6 +92,52 @@ type RunInfo struct {
 	// Starved lists the probes with runs stopped at their time limit
 	// starved of CPU: verdicts the machine's load may have made.
 	Starved []StarvedProbe `json:"starved,omitempty"`
+	// Timing is where each phase's time went, by kind of process, in the
+	// order the phases ran (nil in a report from before it was measured).
+	Timing []PhaseTiming `json:"timing,omitempty"`
+}
+
+// The phases of a mutation run, as PhaseTiming names them.
+const (
+	PhaseBaseline = "baseline"
+	PhaseDefects  = "defects"
+	PhaseMasking  = "masking"
+)
+
+// PhaseTiming is where one phase of a mutation run spent its time. The
+// CPU times split what its workers spent by kind of process; the wall
+// times say how much of the probes' time their programs ran. A merged
+// report has the first shard's baseline and the sum of every shard's
+// other phases.
+type PhaseTiming struct {
+	Phase string `json:"phase"`
+	// ElapsedMS is the phase's wall time, and HarnessCPUMS the CPU time
+	// the harness's own process spent in it: scheduling, reading the
+	// workers' verdicts, judging.
+	ElapsedMS    int64 `json:"elapsed_ms"`
+	HarnessCPUMS int64 `json:"harness_cpu_ms"`
+	// ProbeRuns counts the workers started, ProbeWallMS sums their wall
+	// times, and WorkerTotalCPUMS their CPU times with everything they
+	// waited for: what the four kinds below split.
+	ProbeRuns        int   `json:"probe_runs"`
+	ProbeWallMS      int64 `json:"probe_wall_ms"`
+	WorkerTotalCPUMS int64 `json:"worker_total_cpu_ms"`
+	// WorkerStartCPUMS is the workers' CPU up to their main: exec, the Go
+	// runtime, the package initialisers. WorkerCPUMS is their own CPU
+	// after that: fixtures, judges and their samplers, supervising runs.
+	WorkerStartCPUMS int64 `json:"worker_start_cpu_ms"`
+	WorkerCPUMS      int64 `json:"worker_cpu_ms"`
+	// HelperCPUMS is the CPU of the processes the workers waited for
+	// that were not the programs: the runs' inits, and the helpers and
+	// CLI runs checks start. ProgramCPUMS is the programs' own.
+	HelperCPUMS  int64 `json:"helper_cpu_ms"`
+	ProgramCPUMS int64 `json:"program_cpu_ms"`
+	// ProgramRuns counts the sandbox runs the workers made, ProgramWallMS
+	// sums their programs' wall times, and InitSetupMS their inits' exec
+	// to program exec.
+	ProgramRuns   int   `json:"program_runs"`
+	ProgramWallMS int64 `json:"program_wall_ms"`
+	InitSetupMS   int64 `json:"init_setup_ms"`
 }
 
 // KillLate is one level's runs stopped at their time limit, in the

@@ -239,6 +239,7 @@ func (m *Mutation) runLines(p *printer) {
 		p.table([]string{"probe", "defect", "verdicts"}, rows)
 	}
 	timeoutLines(p, r, m.Jobs)
+	timingLines(p, r)
 	if len(m.Masking) > 0 {
 		p.printf("\n")
 		p.subheading("Masking")
@@ -520,3 +521,25 @@ func timeoutLines(p *printer, r *RunInfo, jobs int) {
 }
 
 func ms(v int64) string { return fmt.Sprintf("%d ms", v) }
+
+// timingLines say where each phase's time went, by kind of process: what
+// a faster run has to cut, measured on every run.
+func timingLines(p *printer, r *RunInfo) {
+	if len(r.Timing) == 0 {
+		return
+	}
+	p.printf("\n")
+	p.subheading("Where the time went")
+	head := []string{"", "elapsed", "harness CPU", "workers", "worker start CPU", "worker CPU", "inits and helpers CPU", "programs CPU", "program runs", "programs wall", "programs off CPU"}
+	rows := make([][]string, 0, len(r.Timing))
+	for _, t := range r.Timing {
+		rows = append(rows, []string{t.Phase, secs(t.ElapsedMS), secs(t.HarnessCPUMS), itoa(t.ProbeRuns),
+			secs(t.WorkerStartCPUMS), secs(t.WorkerCPUMS), secs(t.HelperCPUMS), secs(t.ProgramCPUMS),
+			itoa(t.ProgramRuns), secs(t.ProgramWallMS), secs(max(0, t.ProgramWallMS-t.ProgramCPUMS))})
+	}
+	p.table(head, rows)
+	p.printf("Each worker runs one probe: its CPU is split into its start (exec, the Go runtime and package initialisers), its own work after that (fixtures, judges and their samplers, supervising runs), the inits and helpers it waited for, and the programs. A program's time off CPU is its wall time less its CPU time: waits on clocks, and for a CPU.\n")
+}
+
+// secs is a duration in milliseconds as seconds, to a tenth.
+func secs(ms int64) string { return fmt.Sprintf("%.1f s", float64(ms)/1000) }
