@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +21,15 @@ type Sampler struct {
 // the sandbox's init until it execs the program) at once and then every
 // interval, until the returned sampler is stopped. fn runs on a goroutine
 // of the sampler's, one call at a time.
+//
+// Each look reads the command lines of the processes started since
+// Sample was called (procfs.Newcomers), and of those it found tagged
+// then, not of every process on the host: on a busy machine a full pass
+// reads hundreds, and a mutation run's workers spent more CPU on their
+// samplers than their programs spent on the attacks. A process that was
+// there untagged when Sample was called and takes the tag later (a fork
+// of the program's init that execs after) is not found: start the
+// sampler before the run.
 func Sample(tag string, every time.Duration, fn func(now time.Time, procs []procfs.Proc)) *Sampler {
 	return SampleUntil(tag, every, func(now time.Time, procs []procfs.Proc) bool {
 		fn(now, procs)
@@ -32,12 +42,26 @@ func Sample(tag string, every time.Duration, fn func(now time.Time, procs []proc
 // only cost time.
 func SampleUntil(tag string, every time.Duration, fn func(now time.Time, procs []procfs.Proc) bool) *Sampler {
 	s := &Sampler{quit: make(chan struct{}), done: make(chan struct{})}
+	// Listed here, not on the goroutine: by the time it first looks, the
+	// run may have forked the init, which shows the tag only once it
+	// execs.
+	since := procfs.NewNewcomers()
+	var there []int // tagged already
+	for _, p := range procfs.WithArg(tag) {
+		there = append(there, p.PID)
+	}
 	go func() {
 		defer close(s.done)
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
-			if fn(time.Now(), procfs.WithArg(tag)) {
+			procs := since.WithArg(tag)
+			if len(there) > 0 {
+				// One born between the listing and the scan is in both.
+				procs = slices.DeleteFunc(procs, func(p procfs.Proc) bool { return slices.Contains(there, p.PID) })
+				procs = append(procfs.WithArgAmong(there, tag), procs...)
+			}
+			if fn(time.Now(), procs) {
 				return
 			}
 			select {

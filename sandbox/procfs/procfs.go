@@ -286,6 +286,11 @@ func WithArg(arg string) []Proc {
 	return matching([]byte(arg), func(a string) bool { return a == arg })
 }
 
+// WithArgAmong is WithArg among the processes pids only.
+func WithArgAmong(pids []int, arg string) []Proc {
+	return matchingIn(pids, []byte(arg), func(a string) bool { return a == arg })
+}
+
 // matching returns the live processes with an argument that match
 // accepts. Samplers call it every few milliseconds while a run goes on,
 // so it reads each command line into one buffer and parses the stat file
