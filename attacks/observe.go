@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/evidence"
@@ -56,15 +57,24 @@ func (iso *isolation) private(dir string) bool { return slices.Contains(iso.priv
 // observeLimit bounds the search for the program.
 const observeLimit = time.Second
 
+// observePoll is the observer's interval: Python's start-up leaves it
+// about 10 ms, and each look reads two or three small files.
+var observePoll = unix.Timespec{Nsec: 200_000}
+
 // startObserver finds the run's first process among the harness's
 // children and reads its isolation: first as soon as it is there, then
-// once more right after the init has execed the program, whose Python
-// then spends about 10 ms starting up before the attack does anything.
-// That window is short and timers fire at millisecond granularity at
-// best, so the observer polls without sleeping until it has looked
-// (typically within 20 ms). On a machine too busy to look in time it
-// gives up, and the judges fall back on the policy. It returns the
-// function that stops it; the findings are in e.iso once that returns.
+// once more right after the program's exec (by the init itself, or at L6
+// by the child the init forks), whose Python then spends about 10 ms
+// starting up before the attack does anything. That window is short and
+// Go's timers fire at millisecond granularity at best, so the observer
+// polls every observePoll with a bare nanosleep, which blocks only its
+// thread, until it has looked (typically within 20 ms). It used to poll
+// without sleeping, and so used a CPU for as long as the init took,
+// beside the very init it waited for; and at L6 it never found the
+// program, and polled so for the whole run. On a machine too busy to
+// look in time it gives up, and the judges fall back on the policy. It
+// returns the function that stops it; the findings are in e.iso once
+// that returns.
 func (e *env) startObserver() (stop func()) {
 	var quit atomic.Bool
 	done := make(chan struct{})
@@ -73,7 +83,7 @@ func (e *env) startObserver() (stop func()) {
 		deadline := time.Now().Add(observeLimit)
 		pid := 0
 		for !quit.Load() && time.Now().Before(deadline) {
-			runtime.Gosched()
+			unix.Nanosleep(&observePoll, nil)
 			if pid == 0 {
 				// A child shows the token once it has execed the init (or,
 				// at L0, the program); before that it shares the
@@ -86,19 +96,45 @@ func (e *env) startObserver() (stop func()) {
 			if p, err := procfs.Stat(pid); err != nil || !p.Alive() {
 				return // the program ended before the host could look
 			}
-			// A read that races the exec may come back empty or torn; the
-			// PID stays the run's until the sandbox reaps it.
-			if args := procfs.Cmdline(pid); len(args) == 0 || args[0] != evidence.Python || !slices.Contains(args, e.token) {
-				continue
+			prog := pid
+			if !e.isProgram(pid) {
+				// At L6 the init stays PID 1 and forks the program: it is
+				// the init's child, not the init execed.
+				if prog = e.programChild(pid); prog == 0 {
+					continue
+				}
 			}
 			if !e.iso.seen {
 				e.readProcess(pid)
 			}
-			e.readProgram(pid)
+			e.readProgram(prog)
 			return
 		}
 	}()
 	return func() { quit.Store(true); <-done }
+}
+
+// isProgram reports whether pid has execed the cell's program. A read
+// that races the exec may come back empty or torn; the PID stays the
+// run's until the sandbox reaps it.
+func (e *env) isProgram(pid int) bool {
+	args := procfs.Cmdline(pid)
+	return len(args) > 0 && args[0] == evidence.Python && slices.Contains(args, e.token)
+}
+
+// programChild returns the child of the init pid that has execed the
+// cell's program, or 0.
+func (e *env) programChild(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+	if err != nil {
+		return 0
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if c, err := strconv.Atoi(f); err == nil && e.isProgram(c) {
+			return c
+		}
+	}
+	return 0
 }
 
 // children returns the PIDs of the harness's children (every thread's:
