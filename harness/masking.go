@@ -195,7 +195,7 @@ func (r *Runner) runVariants(ctx context.Context, pl *pool, runs []variantRun, p
 	prog.update(func(p *Progress) { p.Phase, p.ProbesDone, p.ProbesTotal = PhaseMasking, 0, len(runs) })
 	var wg sync.WaitGroup
 	for i := range runs {
-		t := pl.enqueueWhole()
+		t := pl.enqueueWhole(false)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

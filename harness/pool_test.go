@@ -67,3 +67,26 @@ func TestPoolLendsToNeighbours(t *testing.T) {
 	assert.Assert(t, ok, "/proc/stat could not be read")
 	assert.Check(t, total > busy && busy > 0)
 }
+
+// TestPoolIdleAlone: reruns whose programs run at the lowest priority
+// run alone beside each other, and beside nothing else; a plain whole
+// task still waits for all of them.
+func TestPoolIdleAlone(t *testing.T) {
+	p := newPool(8, 2)
+	busy := p.enqueue(0.5)
+	a := p.enqueueWhole(true)
+	assert.Check(t, !granted(a), "it waits for the busy task")
+	p.release(busy)
+	assert.Check(t, granted(a))
+	b := p.enqueueWhole(true)
+	assert.Check(t, granted(b), "a second one runs beside the first")
+	light := p.enqueue(0.05)
+	whole := p.enqueueWhole(false)
+	assert.Check(t, !granted(light) && !granted(whole), "nothing else runs beside them")
+	p.release(a)
+	p.release(b)
+	assert.Check(t, granted(light), "the queue goes on once they are done")
+	assert.Check(t, !granted(whole))
+	p.release(light)
+	assert.Check(t, granted(whole))
+}

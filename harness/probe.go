@@ -229,7 +229,7 @@ func (r *Runner) runTask(ctx context.Context, t Task, pl *pool, release func()) 
 	alone := ""
 	if pl != nil {
 		release()
-		whole, err := pl.wait(ctx, pl.enqueueWhole())
+		whole, err := pl.wait(ctx, pl.enqueueWhole(r.idle(t.Probe)))
 		if err != nil {
 			return first // interrupted: the run is over anyway
 		}
