@@ -79,8 +79,22 @@ const cpuBackstop = 120 * time.Second
 // machine, instead of a wall clock that a loaded machine can also reach
 // with the limit intact.
 func (t *T) untilCPU(tok string, budget time.Duration) context.Context {
+	return t.untilCPUOf(budget, func(fn func(time.Time, []procfs.Proc) bool) *evidence.Sampler {
+		return evidence.SampleUntil(tok, 20*time.Millisecond, fn)
+	})
+}
+
+// untilCPUOfCode is untilCPU for a program that carries its tag at the
+// start of its code (evidence.SampleUntilPrefix), as code a tool runs.
+func (t *T) untilCPUOfCode(prefix string, budget time.Duration) context.Context {
+	return t.untilCPUOf(budget, func(fn func(time.Time, []procfs.Proc) bool) *evidence.Sampler {
+		return evidence.SampleUntilPrefix(prefix, 20*time.Millisecond, fn)
+	})
+}
+
+func (t *T) untilCPUOf(budget time.Duration, sample func(func(time.Time, []procfs.Proc) bool) *evidence.Sampler) context.Context {
 	ctx, cancel := context.WithCancel(t.Context())
-	s := evidence.SampleUntil(tok, 20*time.Millisecond, func(_ time.Time, procs []procfs.Proc) bool {
+	s := sample(func(_ time.Time, procs []procfs.Proc) bool {
 		var used time.Duration
 		for _, p := range evidence.Programs(procs) {
 			used += p.CPU

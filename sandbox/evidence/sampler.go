@@ -41,13 +41,53 @@ func Sample(tag string, every time.Duration, fn func(now time.Time, procs []proc
 // looked for is settled (an escape is certain) and more samples would
 // only cost time.
 func SampleUntil(tag string, every time.Duration, fn func(now time.Time, procs []procfs.Proc) bool) *Sampler {
+	return sampleUntil(tagged{arg: tag}, every, fn)
+}
+
+// SampleUntilPrefix is SampleUntil for the processes with an argument
+// that begins with prefix: a program that cannot be given an argument of
+// its own (code a tool runs as python3 -c CODE) carries its tag at the
+// start of its code.
+func SampleUntilPrefix(prefix string, every time.Duration, fn func(now time.Time, procs []procfs.Proc) bool) *Sampler {
+	return sampleUntil(tagged{arg: prefix, prefix: true}, every, fn)
+}
+
+// tagged says how a sampler's processes carry their tag: as a whole
+// argument, or at the start of one.
+type tagged struct {
+	arg    string
+	prefix bool
+}
+
+func (t tagged) all() []procfs.Proc {
+	if t.prefix {
+		return procfs.WithArgPrefix(t.arg)
+	}
+	return procfs.WithArg(t.arg)
+}
+
+func (t tagged) among(pids []int) []procfs.Proc {
+	if t.prefix {
+		return procfs.WithArgPrefixAmong(pids, t.arg)
+	}
+	return procfs.WithArgAmong(pids, t.arg)
+}
+
+func (t tagged) since(n *procfs.Newcomers) []procfs.Proc {
+	if t.prefix {
+		return n.WithArgPrefix(t.arg)
+	}
+	return n.WithArg(t.arg)
+}
+
+func sampleUntil(tag tagged, every time.Duration, fn func(now time.Time, procs []procfs.Proc) bool) *Sampler {
 	s := &Sampler{quit: make(chan struct{}), done: make(chan struct{})}
 	// Listed here, not on the goroutine: by the time it first looks, the
 	// run may have forked the init, which shows the tag only once it
 	// execs.
 	since := procfs.NewNewcomers()
 	var there []int // tagged already
-	for _, p := range procfs.WithArg(tag) {
+	for _, p := range tag.all() {
 		there = append(there, p.PID)
 	}
 	go func() {
@@ -55,11 +95,11 @@ func SampleUntil(tag string, every time.Duration, fn func(now time.Time, procs [
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
-			procs := since.WithArg(tag)
+			procs := tag.since(since)
 			if len(there) > 0 {
 				// One born between the listing and the scan is in both.
 				procs = slices.DeleteFunc(procs, func(p procfs.Proc) bool { return slices.Contains(there, p.PID) })
-				procs = append(procfs.WithArgAmong(there, tag), procs...)
+				procs = append(tag.among(there), procs...)
 			}
 			if fn(time.Now(), procs) {
 				return

@@ -291,6 +291,11 @@ func WithArgAmong(pids []int, arg string) []Proc {
 	return matchingIn(pids, []byte(arg), func(a string) bool { return a == arg })
 }
 
+// WithArgPrefixAmong is WithArgPrefix among the processes pids only.
+func WithArgPrefixAmong(pids []int, prefix string) []Proc {
+	return matchingIn(pids, []byte(prefix), func(a string) bool { return strings.HasPrefix(a, prefix) })
+}
+
 // matching returns the live processes with an argument that match
 // accepts. Samplers call it every few milliseconds while a run goes on,
 // so it reads each command line into one buffer and parses the stat file
@@ -365,6 +370,18 @@ func NewNewcomers() *Newcomers {
 
 // WithArg is WithArg among the processes started since n was made.
 func (n *Newcomers) WithArg(arg string) []Proc {
+	return matchingIn(n.fresh(), []byte(arg), func(a string) bool { return a == arg })
+}
+
+// WithArgPrefix is WithArgPrefix among the processes started since n was
+// made.
+func (n *Newcomers) WithArgPrefix(prefix string) []Proc {
+	return matchingIn(n.fresh(), []byte(prefix), func(a string) bool { return strings.HasPrefix(a, prefix) })
+}
+
+// fresh lists the processes started since n was made, and forgets those
+// of its start that are gone.
+func (n *Newcomers) fresh() []int {
 	now := pids()
 	present := make(map[int]bool, len(now))
 	fresh := now[:0:0]
@@ -379,7 +396,7 @@ func (n *Newcomers) WithArg(arg string) []Proc {
 			delete(n.old, pid)
 		}
 	}
-	return matchingIn(fresh, []byte(arg), func(a string) bool { return a == arg })
+	return fresh
 }
 
 // readInto reads the file at path into buf and returns what it read (nil
