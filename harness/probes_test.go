@@ -138,6 +138,11 @@ func untimed(m *report.Mutation) *report.Mutation {
 	for i := range run.Coverage {
 		run.Coverage[i].WallMS, run.Coverage[i].CPUMS = 0, 0
 	}
+	// The phases and their counts stay; what was measured goes.
+	run.Timing = slices.Clone(run.Timing)
+	for i, t := range run.Timing {
+		run.Timing[i] = report.PhaseTiming{Phase: t.Phase, ProbeRuns: t.ProbeRuns, ProgramRuns: t.ProgramRuns}
+	}
 	c.Run = &run
 	c.Defects = slices.Clone(c.Defects)
 	for i := range c.Defects {
