@@ -245,9 +245,6 @@ func waitProgram(r *reaperInit, pid, pidfd, wakeR int, catch func()) initEnd {
 	if catch == nil {
 		catchAt = 0
 	}
-	if mutants.On(mutants.InitNoDeadline) {
-		deadline = 0 // the defect: the supervisor's backstop alone ends the run
-	}
 	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}, {Fd: int32(wakeR), Events: unix.POLLIN}}
 	var drain [64]byte
 	var reaped time.Duration // the CPU time of every process reaped
@@ -257,6 +254,15 @@ func waitProgram(r *reaperInit, pid, pidfd, wakeR int, catch func()) initEnd {
 		}
 		now := monotonicNow()
 		if deadline > 0 && now >= deadline {
+			if mutants.On(mutants.InitNoDeadline) {
+				// The defect: the init does not act on its deadline; the
+				// supervisor's backstop alone ends the run. Asked only
+				// once the deadline is up, where it changes what the init
+				// does, so that the harness's coverage counts only runs it
+				// can matter to.
+				deadline = 0
+				continue
+			}
 			if r.Wall && mutants.On(mutants.NoWallLimit) {
 				// The defect: the wall clock is not armed; only the
 				// watchdog bounds the run (asked only once the wall

@@ -537,8 +537,10 @@ func setKernelCounts(res *Result, p Policy, st cgroup.Stats) {
 	if p.Hardened.Landlock {
 		res.LandlockABI = landlock.ABI()
 	}
-	if !mutants.On(mutants.OOMFromText) {
-		res.OOM = st.OOMKills > 0
+	// The defect's site is asked only where the kernel's count and the
+	// text disagree: elsewhere both give the same flag.
+	if kernel := st.OOMKills > 0; res.OOM != kernel && !mutants.On(mutants.OOMFromText) {
+		res.OOM = kernel
 	}
 }
 
