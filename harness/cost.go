@@ -89,11 +89,13 @@ type costs struct {
 	order  []string
 }
 
-// phaseSum is one phase's sums, in microseconds until the report.
+// phaseSum is one phase's sums. The workers' shares stay in
+// microseconds, as ProbeCost has them, until the report rounds them.
 type phaseSum struct {
-	elapsed, harness                time.Duration
-	probeRuns, programRuns          int
-	probeWall, workerTotal          time.Duration
+	elapsed, harness       time.Duration
+	probeRuns, programRuns int
+	probeWall, workerTotal time.Duration
+	// in microseconds
 	start, worker, helpers, program int64
 	programWall, initSetup          int64
 }
