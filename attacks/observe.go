@@ -88,7 +88,7 @@ func (e *env) startObserver() (stop func()) {
 				// A child shows the token once it has execed the init (or,
 				// at L0, the program); before that it shares the
 				// harness's memory, cwd and environment.
-				if pid = e.tagged(children()); pid != 0 {
+				if pid = e.tagged(childrenOf("self")); pid != 0 {
 					e.readProcess(pid)
 				}
 				continue
@@ -125,22 +125,19 @@ func (e *env) isProgram(pid int) bool {
 // programChild returns the child of the init pid that has execed the
 // cell's program, or 0.
 func (e *env) programChild(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
-	if err != nil {
-		return 0
-	}
-	for _, f := range strings.Fields(string(b)) {
-		if c, err := strconv.Atoi(f); err == nil && e.isProgram(c) {
+	for _, c := range childrenOf(strconv.Itoa(pid)) {
+		if e.isProgram(c) {
 			return c
 		}
 	}
 	return 0
 }
 
-// children returns the PIDs of the harness's children (every thread's:
-// a child belongs to the thread that forked it).
-func children() []int {
-	files, _ := filepath.Glob("/proc/self/task/*/children")
+// childrenOf returns the PIDs of the children of process pid ("self":
+// the harness's), of every thread's: a child belongs to the thread that
+// forked it.
+func childrenOf(pid string) []int {
+	files, _ := filepath.Glob("/proc/" + pid + "/task/*/children")
 	var out []int
 	for _, f := range files {
 		b, err := os.ReadFile(f)
