@@ -114,7 +114,7 @@ func (c *costs) phase(name string) *phaseSum {
 
 // add counts one worker's run of task t.
 func (c *costs) add(t Task, run probeRun) {
-	if c == nil || run.reused {
+	if c == nil {
 		return
 	}
 	c.mu.Lock()

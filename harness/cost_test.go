@@ -18,8 +18,9 @@ func TestPhaseOf(t *testing.T) {
 }
 
 // TestCostsSplit: a worker's children less its programs are the inits
-// and helpers; a reused result costs nothing; sums are kept in
-// microseconds, so that many sub-millisecond shares still add up.
+// and helpers; a worker without a result is counted, not split; sums
+// are kept in microseconds, so that many sub-millisecond shares still
+// add up.
 func TestCostsSplit(t *testing.T) {
 	var rc runCosts
 	for range 4 {
@@ -38,7 +39,6 @@ func TestCostsSplit(t *testing.T) {
 		c.add(t1, probeRun{wall: time.Second, cpu: 500 * time.Millisecond, result: &ProbeResult{Cost: &ProbeCost{
 			StartCPU: 400, WorkerCPU: 700, ChildCPU: 900, ProgramCPU: 600, ProgramWall: 800, Runs: 1}}})
 	}
-	c.add(t1, probeRun{wall: time.Hour, reused: true})
 	c.add(Task{Probe: "b"}, probeRun{wall: time.Second, err: errHung}) // no result: counted, not split
 	got := c.report()
 	assert.DeepEqual(t, got, []report.PhaseTiming{
