@@ -416,29 +416,22 @@ func blank(text []byte, from, to int) {
 func lineOf(text []byte, offset int) int { return 1 + bytes.Count(text[:offset], []byte("\n")) }
 
 func checksIn(s verdict.Suite) int {
-	n := 0
-	for _, c := range checks.All {
-		if c.Suite == s {
-			n++
-		}
-	}
-	return n
+	return countIn(checks.All, func(c *checks.Check) verdict.Suite { return c.Suite }, s)
 }
 
 func defectsIn(s verdict.Suite) int {
-	n := 0
-	for _, d := range mutants.All {
-		if d.Suite == s {
-			n++
-		}
-	}
-	return n
+	return countIn(mutants.All, func(d mutants.Defect) verdict.Suite { return d.Suite }, s)
 }
 
 func attacksIn(s verdict.Suite) int {
+	return countIn(attacks.All(), func(a attacks.Info) verdict.Suite { return a.Suite }, s)
+}
+
+// countIn counts the members of list in suite s.
+func countIn[T any](list []T, suite func(T) verdict.Suite, s verdict.Suite) int {
 	n := 0
-	for _, a := range attacks.All() {
-		if a.Suite == s {
+	for _, x := range list {
+		if suite(x) == s {
 			n++
 		}
 	}

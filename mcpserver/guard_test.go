@@ -40,6 +40,28 @@ func (c *rawConn) send(line string, wantReply bool) map[string]any {
 	return nil
 }
 
+// serveRaw serves cfg over the guarded transport (maxLine: its line
+// bound, 0 for the default) to a raw connection, and makes the
+// handshake. Closing c.in ends the server; served gets what Serve
+// returned.
+func serveRaw(t *testing.T, cfg mcpserver.Config, maxLine int) (c *rawConn, served chan error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served = make(chan error, 1)
+	go func() {
+		served <- mcpserver.Serve(context.Background(), cfg, mcpserver.GuardedTransport(inR, outW, maxLine))
+		outW.Close()
+	}()
+	out := bufio.NewScanner(outR)
+	out.Buffer(nil, 4<<20)
+	c = &rawConn{t: t, in: inW, out: out}
+	init := c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, true)
+	assert.Equal(t, errorCode(init), 0, "%v", init)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false)
+	return c, served
+}
+
 // errorCode is a response's error code, 0 for a result.
 func errorCode(m map[string]any) int {
 	e, ok := m["error"].(map[string]any)
@@ -76,22 +98,8 @@ func toolCall(id int, name string, args map[string]any) string {
 // found; the server stays up and the session keeps its files.
 func TestBadInput(t *testing.T) {
 	root := newRoot(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
 	const maxLine = 1 << 20
-	served := make(chan error, 1)
-	go func() {
-		served <- mcpserver.Serve(context.Background(), mcpserver.Config{Policy: setup{}.policy(), Root: root},
-			mcpserver.GuardedTransport(inR, outW, maxLine))
-		outW.Close()
-	}()
-	out := bufio.NewScanner(outR)
-	out.Buffer(nil, 4<<20)
-	c := &rawConn{t: t, in: inW, out: out}
-
-	init := c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, true)
-	assert.Equal(t, errorCode(init), 0, "%v", init)
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false)
+	c, served := serveRaw(t, mcpserver.Config{Policy: setup{}.policy(), Root: root}, maxLine)
 	text, isErr := resultText(t, c.send(toolCall(2, "run_python", map[string]any{"code": "open('keep.txt', 'w').write('kept')"}), true))
 	assert.Assert(t, !isErr, text)
 
@@ -147,7 +155,7 @@ func TestBadInput(t *testing.T) {
 
 	text, isErr = resultText(t, c.send(toolCall(50, "run_python", map[string]any{"code": "print(open('keep.txt').read())"}), true))
 	assert.Check(t, !isErr && strings.Contains(text, "| kept\n"), "the session kept its file: %s", text)
-	assert.NilError(t, inW.Close())
+	assert.NilError(t, c.in.Close())
 	select {
 	case err := <-served:
 		assert.Check(t, err)
@@ -180,29 +188,16 @@ func TestKeptOutput(t *testing.T) {
 // the client closes its input are all answered before the server ends.
 func TestRequestsInFlight(t *testing.T) {
 	root := newRoot(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- mcpserver.Serve(context.Background(), mcpserver.Config{Policy: setup{timeout: 10 * time.Second}.policy(), Root: root},
-			mcpserver.GuardedTransport(inR, outW, 0))
-		outW.Close()
-	}()
-	out := bufio.NewScanner(outR)
-	out.Buffer(nil, 4<<20)
-	c := &rawConn{t: t, in: inW, out: out}
-	init := c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, true)
-	assert.Equal(t, errorCode(init), 0, "%v", init)
-	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false)
+	c, served := serveRaw(t, mcpserver.Config{Policy: setup{timeout: 10 * time.Second}.policy(), Root: root}, 0)
 
 	// The responses, as they come: a request left unanswered shows as a
 	// wait that ends at the test's bound, not as a hang.
 	responses := make(chan map[string]any, 16)
 	go func() {
 		defer close(responses)
-		for out.Scan() {
+		for c.out.Scan() {
 			var m map[string]any
-			if json.Unmarshal(out.Bytes(), &m) != nil {
+			if json.Unmarshal(c.out.Bytes(), &m) != nil {
 				continue
 			}
 			if _, isNote := m["method"]; !isNote {
@@ -239,7 +234,7 @@ func TestRequestsInFlight(t *testing.T) {
 
 	c.send(toolCall(101, "run_python", map[string]any{"code": "import time; time.sleep(0.5); print('last run')"}), false)
 	c.send(toolCall(102, "list_files", map[string]any{}), false)
-	assert.NilError(t, inW.Close())
+	assert.NilError(t, c.in.Close())
 	replies = readReplies(2)
 	ids := map[float64]map[string]any{}
 	for _, r := range replies {
