@@ -143,6 +143,11 @@ type spec struct {
 	// anything: where the host lacks it (evidence.Lacks), every cell is
 	// not applicable, with the reason, and the program is not run.
 	needs vocab.Feature
+	// touches, when set, names every layer of the policy (a name of
+	// sandbox.Layers) whose loss can change the verdict of a cell; the
+	// mutation harness runs a cell under a defect that weakens one other
+	// layer only where the cell's coverage says so (see Info.Touches).
+	touches []string
 	// idleCPU says that the program's CPU is no part of its verdict: it
 	// busy-loops only to be a loop that never ends, and is judged by the
 	// clock. Its judge runs it at the lowest priority (idle), so that its
@@ -264,6 +269,11 @@ type Info struct {
 	// Suite is the suite it belongs to: it runs at the levels the suite
 	// has, and judges the suite's defects.
 	Suite vocab.Suite `json:"suite"`
+	// Touches, when set, names every layer of the policy (sandbox.Layers)
+	// whose loss can change a cell's verdict: under a defect that weakens
+	// one layer only (mutants.Defect.Layer), the mutation harness runs the
+	// cell only when it names that layer. Nil: any layer may.
+	Touches []string `json:"touches,omitempty"`
 }
 
 // All describes every attack, in matrix order: the course's, then the
@@ -272,7 +282,7 @@ func All() []Info {
 	out := make([]Info, 0, len(order))
 	for _, id := range order {
 		a := registry[id]
-		out = append(out, Info{ID: a.id, Escapes: a.escapes, FirstStop: a.firstStop, Suite: a.suite})
+		out = append(out, Info{ID: a.id, Escapes: a.escapes, FirstStop: a.firstStop, Suite: a.suite, Touches: a.touches})
 	}
 	return out
 }

@@ -14,6 +14,9 @@ var memoryFanoutSpec = &spec{
 	new:         func() attack { return &memoryFanout{} },
 	runsToLimit: true,
 	elsewhere:   elsewhere{harmlessAsRoot: true},
+	// Processes that allocate and touch memory: stopped by a memory limit,
+	// the process caps, the clocks and the kills, nothing else.
+	touches: []string{"cgroup_memory", "cgroup_pids", "process_monitor", "address_space", "reaper", "tree_kill", "sweep", "wall_clock", "cpu_limit", "pid_namespace"},
 }
 
 // runMemory is the real memory a run may use at the levels with limits,

@@ -16,6 +16,10 @@ var runawayLoopSpec = &spec{
 	escapeByClock: true,
 	elsewhere:     elsewhere{harmlessAsRoot: true, keepsRunning: true},
 	idleCPU:       true,
+	// A loop that never ends is stopped by a clock or the CPU limit; its
+	// processes must all be gone, killed as a tree or swept, from a PID
+	// namespace or the init's.
+	touches: []string{"wall_clock", "cpu_limit", "tree_kill", "sweep", "pid_namespace", "reaper"},
 }
 
 // runawayCheck is when the host starts looking for the loop, counted from

@@ -57,6 +57,12 @@ type Check struct {
 	// and a failure with one is no verdict on the sandbox. The mutation
 	// harness runs such a failure once more, alone (see harness.runTask).
 	Untimed bool
+	// Touches, when set, names every layer of the policy (sandbox.Layers)
+	// whose loss can change the check's verdict. Under a defect that weakens
+	// one layer only (mutants.Defect.Layer), the mutation harness runs the
+	// check only when it names that layer: it is for the costly checks
+	// whose set-up passes every such defect's site. Nil: any layer may.
+	Touches []string
 	// Body runs the check. It fails through t (Check, Assert) and says what
 	// it saw with t.Evidence.
 	Body func(t *T)

@@ -13,6 +13,9 @@ var processCap = &Check{
 	ID:      "process_cap",
 	Promise: "a fork bomb is stopped when it passes 16 processes",
 	Level:   3,
+	// The cap's own monitor, the namespace it counts in, the clocks that
+	// would stop the bomb instead, and the kills that end its processes.
+	Touches: []string{"wall_clock", "cpu_limit", "process_monitor", "pid_namespace", "tree_kill", "sweep"},
 	Body: func(t *T) {
 		p := Preset(3)
 		tok := t.tagged()

@@ -13,6 +13,9 @@ var realMemoryLimit = &Check{
 	Promise: "the memory limit is on real memory: reserving 1 GiB and touching 10 MiB runs; touching 300 MiB stops with reason memory, the OOM flag from the kernel",
 	Level:   6,
 	Untimed: true,
+	// The memory limits, the kill of the stopped run, the clocks and the
+	// init that reports the end.
+	Touches: []string{"cgroup_memory", "address_space", "reaper", "tree_kill", "wall_clock", "cpu_limit", "pid_namespace"},
 	Body: func(t *T) {
 		p := Preset(6)
 		// The promise is about memory, not time: on a loaded machine

@@ -12,6 +12,9 @@ var toolWording = &Check{
 	ID:      "tool_wording",
 	Promise: "the careful tool says why a run stopped and what to try, per reason",
 	Level:   1,
+	// Each stop's own layers, the kill of its processes, and the session
+	// directory the refusal's quota is counted in.
+	Touches: []string{"wall_clock", "cpu_limit", "address_space", "process_monitor", "pid_namespace", "tree_kill", "private_workdir"},
 	Body: func(t *T) {
 		// Each stop is a real one, made at the lowest level that has its
 		// mechanism; what the check reads is the reply the model would.

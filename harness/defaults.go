@@ -42,12 +42,18 @@ func DefaultCores() float64 { return float64(runtime.NumCPU()) * 1.125 }
 // and attack with its suite, and every planted defect.
 func Registered() Universe {
 	u := Universe{Checks: checks.IDs(), Attacks: attacks.IDs(), Levels: sandbox.Levels,
-		CheckSuites: map[string]verdict.Suite{}, AttackSuites: map[string]verdict.Suite{}}
+		CheckSuites: map[string]verdict.Suite{}, AttackSuites: map[string]verdict.Suite{}, Touches: map[string][]string{}}
 	for _, c := range checks.All {
 		u.CheckSuites[c.ID] = c.Suite
+		if c.Touches != nil {
+			u.Touches[c.ID] = c.Touches
+		}
 	}
 	for _, a := range attacks.All() {
 		u.AttackSuites[a.ID] = a.Suite
+		if a.Touches != nil {
+			u.Touches[a.ID] = a.Touches
+		}
 	}
 	return u
 }

@@ -163,44 +163,61 @@ var fullRun *report.Mutation
 // before in this process (a subset's selection is each defect's own),
 // else a selected run of the subset's.
 func TestMutateSelectionIsSound(t *testing.T) {
-	skip.If(t, testing.Short(), "two mutation runs of a subset (about 2.5 minutes): run without -short, as make test does")
-	// One defect per planted file of the library's kinds: the run's
-	// set-up, the init, the hardened layers, the egress proxy; and the
-	// init's reaper, whose site is asked only once the deadline is up.
-	only := "run_shared,no_seccomp,pids_monitor_only,egress_deny_ignored,init_no_deadline"
-	mutation := func(noSelect bool) *report.Mutation {
-		m := roundTrip(t, mutate(t, func(r *Runner) {
-			r.Suites, r.Only, r.NoSelect = []verdict.Suite{verdict.Hardening}, strings.Split(only, ","), noSelect
-		}))
-		assert.Assert(t, is.Equal(ExitCode(m), verdict.ExitOK), "baseline problems: %v; per defect:\n%s", m.Baseline.Problems, unexpectedLines(m))
-		return m
+	skip.If(t, testing.Short(), "three mutation runs of a subset (about 3 minutes): run without -short, as make test does")
+	runs := []struct {
+		suite verdict.Suite
+		only  []string
+	}{
+		// One defect per planted file of the library's kinds: the run's
+		// set-up, the init, the hardened layers, the egress proxy; and the
+		// init's reaper, whose site is asked only once the deadline is up.
+		{verdict.Hardening, []string{"run_shared", "no_seccomp", "pids_monitor_only", "egress_deny_ignored", "init_no_deadline"}},
+		// A defect of one layer (mutants.Defect.Layer) whose site every
+		// run passes: the probes that declare their layers without it
+		// (cpu_limit, tool_wording, process_cap, the runaway loops) do not
+		// run under it.
+		{verdict.Course, []string{"no_fsize_limit"}},
 	}
-	sel := fullRun
-	if sel == nil {
-		sel = mutation(false)
-	} else {
-		t.Log("the selected verdicts are TestMutate's full run's")
-	}
-	all := mutation(true)
-	assert.Assert(t, sel.Run != nil && all.Run != nil)
-	assert.Check(t, sel.Run.Selection && !all.Run.Selection)
-	var selected []report.Defect
-	probeRuns := 0
-	for _, d := range sel.Defects {
-		if slices.Contains(strings.Split(only, ","), d.ID) {
-			selected = append(selected, d)
-			probeRuns += d.Probes
-		}
-	}
-	assert.Check(t, probeRuns < all.Run.ProbeRuns, "selection ran %d probe runs, all of them %d", probeRuns, all.Run.ProbeRuns)
-	t.Logf("probe runs: %d selected, %d without selection", probeRuns, all.Run.ProbeRuns)
-	assert.Assert(t, is.Len(selected, len(all.Defects)))
-	for i, d := range selected {
-		o := all.Defects[i]
-		assert.Check(t, is.Equal(d.ID, o.ID))
-		assert.Check(t, is.Equal(d.Outcome, o.Outcome), d.ID)
-		assert.Check(t, is.DeepEqual(d.FailedChecks, o.FailedChecks), d.ID)
-		assert.Check(t, is.DeepEqual(d.EscapedAttacks, o.EscapedAttacks), d.ID)
+	for _, c := range runs {
+		t.Run(string(c.suite), func(t *testing.T) {
+			mutation := func(noSelect bool) *report.Mutation {
+				m := roundTrip(t, mutate(t, func(r *Runner) {
+					r.Suites, r.Only, r.NoSelect = []verdict.Suite{c.suite}, c.only, noSelect
+				}))
+				assert.Assert(t, is.Equal(ExitCode(m), verdict.ExitOK), "baseline problems: %v; per defect:\n%s", m.Baseline.Problems, unexpectedLines(m))
+				return m
+			}
+			sel := fullRun
+			if sel == nil {
+				sel = mutation(false)
+			} else {
+				t.Log("the selected verdicts are TestMutate's full run's")
+			}
+			all := mutation(true)
+			assert.Assert(t, sel.Run != nil && all.Run != nil)
+			assert.Check(t, sel.Run.Selection && !all.Run.Selection)
+			var selected []report.Defect
+			probeRuns := 0
+			for _, d := range sel.Defects {
+				if slices.Contains(c.only, d.ID) {
+					selected = append(selected, d)
+					probeRuns += d.Probes
+					if c.suite == verdict.Course {
+						assert.Check(t, d.Probes < len(d.Reached), "%s: its layer narrowed nothing (%d probes run, %d reached)", d.ID, d.Probes, len(d.Reached))
+					}
+				}
+			}
+			assert.Check(t, probeRuns < all.Run.ProbeRuns, "selection ran %d probe runs, all of them %d", probeRuns, all.Run.ProbeRuns)
+			t.Logf("probe runs: %d selected, %d without selection", probeRuns, all.Run.ProbeRuns)
+			assert.Assert(t, is.Len(selected, len(all.Defects)))
+			for i, d := range selected {
+				o := all.Defects[i]
+				assert.Check(t, is.Equal(d.ID, o.ID))
+				assert.Check(t, is.Equal(d.Outcome, o.Outcome), d.ID)
+				assert.Check(t, is.DeepEqual(d.FailedChecks, o.FailedChecks), d.ID)
+				assert.Check(t, is.DeepEqual(d.EscapedAttacks, o.EscapedAttacks), d.ID)
+			}
+		})
 	}
 }
 

@@ -280,9 +280,9 @@ func (r *Runner) runDefects(ctx context.Context, pl *pool, list []mutants.Defect
 }
 
 // planDefect returns defect d's run and its tasks: the probes of its
-// suite that reach its site (all of them with NoSelect), but those whose
-// results with it on ru may reuse; nothing for a defect this host cannot
-// test.
+// suite that reach its site and whose verdicts can depend on its layer
+// (Probe.touches; all of them with NoSelect), but those whose results
+// with it on ru may reuse; nothing for a defect this host cannot test.
 func (r *Runner) planDefect(d mutants.Defect, probes []Probe, base *baseRun, ru *reuse) (*defectRun, []task) {
 	n := r.repeats()
 	dr := &defectRun{d: d, runs: map[string][]probeRun{}, reused: map[string]*ProbeResult{}, untestable: evidence.Lacks(d.Needs())}
@@ -298,7 +298,7 @@ func (r *Runner) planDefect(d mutants.Defect, probes []Probe, base *baseRun, ru 
 		if base.reaches(p.ID, d.ID) {
 			dr.reached = append(dr.reached, p.ID)
 		}
-		if !r.NoSelect && !base.reaches(p.ID, d.ID) {
+		if !r.NoSelect && (!base.reaches(p.ID, d.ID) || !p.touches(d)) {
 			continue
 		}
 		dr.selected = append(dr.selected, p)

@@ -108,6 +108,10 @@ type Universe struct {
 	// attack; an id they lack is the course's.
 	CheckSuites  map[string]verdict.Suite
 	AttackSuites map[string]verdict.Suite
+	// Touches gives, for the checks and attacks that declare them, the
+	// layers of the policy their verdicts can depend on (checks.Check's
+	// and attacks.Info's Touches); an id it lacks may depend on any.
+	Touches map[string][]string
 	// Defects are the planted defects, each of which must be predicted
 	// (nil: mutants.All). The runner runs these.
 	Defects []mutants.Defect

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"sandboxlab/attacks"
+	"sandboxlab/mutants"
 	"sandboxlab/report"
 	"sandboxlab/sandbox/procfs"
 	"sandboxlab/verdict"
@@ -25,6 +27,16 @@ type Probe struct {
 	ID string
 	// Suite is the suite the probe belongs to.
 	Suite verdict.Suite
+	// Touches names the layers of the policy the probe's verdict can
+	// depend on, when its check or attack declares them (nil: any).
+	Touches []string
+}
+
+// touches reports whether the probe's verdict can depend on defect d:
+// always, unless d weakens one layer only and the probe declares the
+// layers it depends on without that one.
+func (p Probe) touches(d mutants.Defect) bool {
+	return p.Touches == nil || d.Layer() == "" || slices.Contains(p.Touches, d.Layer())
 }
 
 // IsCell reports whether the probe is an attack cell.
@@ -37,7 +49,7 @@ func (u *Universe) probes(suites []verdict.Suite) []Probe {
 	var out []Probe
 	for _, c := range u.Checks {
 		if s := u.CheckSuites[c].OrCourse(); s.In(suites) {
-			out = append(out, Probe{ID: c, Suite: s})
+			out = append(out, Probe{ID: c, Suite: s, Touches: u.Touches[c]})
 		}
 	}
 	for _, a := range u.Attacks {
@@ -47,7 +59,7 @@ func (u *Universe) probes(suites []verdict.Suite) []Probe {
 		}
 		for l := 0; l < u.Levels; l++ {
 			if s.HasLevel(l) {
-				out = append(out, Probe{ID: verdict.AtLevel(a, l).String(), Suite: s})
+				out = append(out, Probe{ID: verdict.AtLevel(a, l).String(), Suite: s, Touches: u.Touches[a]})
 			}
 		}
 	}

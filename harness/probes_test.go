@@ -16,6 +16,7 @@ import (
 
 	"sandboxlab/mutants"
 	"sandboxlab/report"
+	"sandboxlab/sandbox"
 	"sandboxlab/verdict"
 )
 
@@ -78,6 +79,68 @@ func TestSelection(t *testing.T) {
 	all := runFakes(t, f, &Runner{Only: only, NoSelect: true})
 	assert.Check(t, is.DeepEqual(defects(all)[string(mutants.NoSweep)].FailedChecks, []string{"wall_timeout", "file_links"}))
 	assert.Check(t, is.Len(f.asked[string(mutants.CapsKept)], 15))
+}
+
+// TestSelectionByLayer: a probe that declares the layers its verdict
+// depends on runs under a defect of one layer only when it names that
+// layer; a defect of no one layer runs wherever its site is reached, and
+// without selection everything runs.
+func TestSelectionByLayer(t *testing.T) {
+	results := courseResults()
+	// A wrong declaration would hide this: no_net_ns's file_links failure
+	// shows only where file_links runs under it.
+	results[string(mutants.NoNetNS)] = result([]string{"wall_timeout", "file_links"})
+	reach := map[string][]string{
+		string(mutants.NoNetNS):  {"wall_timeout", "file_links", "runaway_loop@L4"},
+		string(mutants.NoPIDNS):  {"wall_timeout", "file_links", "runaway_loop@L4"},
+		string(mutants.FailOpen): {"wall_timeout", "file_links", "runaway_loop@L4"},
+	}
+	layer := func(id mutants.ID) string {
+		d, err := mutants.Lookup(string(id))
+		assert.NilError(t, err)
+		return d.Layer()
+	}
+	assert.Check(t, is.Equal(layer(mutants.NoNetNS), "network_namespace"))
+	assert.Check(t, is.Equal(layer(mutants.FailOpen), ""))
+	u := universe
+	u.Touches = map[string][]string{"file_links": {"pid_namespace"}, "runaway_loop": {"wall_clock", "pid_namespace"}}
+	p, err := ParsePredictions([]byte(valid(nil)), u)
+	assert.NilError(t, err)
+	only := []string{string(mutants.NoNetNS), string(mutants.NoPIDNS), string(mutants.FailOpen)}
+	f := &fakes{results: results, reach: reach}
+	m := runFakes(t, f, &Runner{Only: only, Predictions: p})
+	ran := func(f *fakes, id mutants.ID) []string { return slices.Sorted(slices.Values(f.asked[string(id)])) }
+	assert.Check(t, is.DeepEqual(ran(f, mutants.NoNetNS), []string{"wall_timeout"}), "a declared probe without the layer does not run")
+	assert.Check(t, is.DeepEqual(ran(f, mutants.NoPIDNS), []string{"file_links", "runaway_loop@L4", "wall_timeout"}))
+	assert.Check(t, is.DeepEqual(ran(f, mutants.FailOpen), []string{"file_links", "runaway_loop@L4", "wall_timeout"}), "a defect of no one layer")
+	d := defects(m)
+	assert.Check(t, is.DeepEqual(d[string(mutants.NoNetNS)].FailedChecks, []string{"wall_timeout"}), "the baseline's verdict stands where it did not run")
+	assert.Check(t, is.DeepEqual(d[string(mutants.NoNetNS)].Reached, reach[string(mutants.NoNetNS)]), "coverage is reported whole")
+	assert.Check(t, is.Equal(d[string(mutants.NoNetNS)].Probes, 1))
+
+	f = &fakes{results: results, reach: reach}
+	all := runFakes(t, f, &Runner{Only: only, Predictions: p, NoSelect: true})
+	assert.Check(t, is.DeepEqual(defects(all)[string(mutants.NoNetNS)].FailedChecks, []string{"wall_timeout", "file_links"}))
+}
+
+// TestDefectLayersAreLayers: every layer a defect or a probe names is one
+// of the policy's, and each declaring probe names at least one.
+func TestDefectLayersAreLayers(t *testing.T) {
+	for _, d := range mutants.All {
+		if l := d.Layer(); l != "" {
+			_, err := sandbox.LookupLayer(l)
+			assert.Check(t, err, "defect %s", d.ID)
+		}
+	}
+	u := Registered()
+	assert.Check(t, len(u.Touches) > 0)
+	for id, ls := range u.Touches {
+		assert.Check(t, len(ls) > 0, "%s declares no layer: it would run under no one-layer defect", id)
+		for _, l := range ls {
+			_, err := sandbox.LookupLayer(l)
+			assert.Check(t, err, "probe %s", id)
+		}
+	}
 }
 
 func defects(m *report.Mutation) map[string]report.Defect {

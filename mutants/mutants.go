@@ -154,6 +154,60 @@ var needs = map[ID]verdict.Feature{
 // Needs returns what of the host the defect needs ("" for nothing).
 func (d Defect) Needs() verdict.Feature { return needs[d.ID] }
 
+// layers maps a defect whose site only weakens one layer of the policy
+// (a name of sandbox.Layers) to that layer. Their sites are in the set-up
+// that every run passes, so coverage selects every probe for them; a
+// probe that declares the layers its verdict can depend on (a check's
+// Touches, an attack's) runs under such a defect only when it names the
+// defect's layer. A defect missing here runs wherever its site is
+// reached. harness's TestDefectLayersAreLayers keeps the names true, and
+// TestMutateSelectionIsSound keeps the narrowing sound on one of them.
+var layers = map[ID]string{
+	TimeoutHidden:   "wall_clock",
+	NoWallLimit:     "wall_clock",
+	CPUSoftOnly:     "cpu_limit",
+	NoCPULimit:      "cpu_limit",
+	NoMemoryLimit:   "address_space",
+	NoFsizeLimit:    "file_size",
+	NoNofileLimit:   "open_files",
+	NprocRlimitOnly: "process_monitor",
+	KillLeaderOnly:  "tree_kill",
+	EnvInherited:    "scrub_env",
+	SharedWorkdir:   "private_workdir",
+	WorkdirKept:     "private_workdir",
+	FreshDirPerRun:  "private_workdir",
+	NoPIDNS:         "pid_namespace",
+	NoNetNS:         "network_namespace",
+	NoMountHide:     "hidden_paths",
+	CapsKept:        "drop_capabilities",
+
+	RunShared:             "private_scratch",
+	IPCShared:             "own_ipc",
+	KeyringInherited:      "fresh_keyring",
+	NoSeccomp:             "syscall_filter",
+	SeccompArchUnchecked:  "syscall_filter",
+	SeccompCloneUnchecked: "syscall_filter",
+	SeccompDefaultAllow:   "syscall_filter",
+	AIOAllowed:            "syscall_filter",
+	InotifyAllowed:        "syscall_filter",
+	SyncAllowed:           "syscall_filter",
+	LandlockWideWrite:     "landlock",
+	PidsMonitorOnly:       "cgroup_pids",
+	InitNoDeadline:        "reaper",
+	InitSignalsOpen:       "reaper",
+	OOMFromText:           "cgroup_memory",
+	NoAllowlistRoot:       "allowlist_root",
+	RootExposesVar:        "allowlist_root",
+	SessionStoreUnbounded: "session_store",
+	HostnameShared:        "own_identity",
+	ProcIdentityOpen:      "own_identity",
+	CgroupNSShared:        "own_identity",
+}
+
+// Layer returns the one layer of the policy the defect weakens, or ""
+// when it is not one layer's (see layers).
+func (d Defect) Layer() string { return layers[d.ID] }
+
 // planted is a defect without its suite: the list it is in gives it.
 type planted struct {
 	ID      ID
