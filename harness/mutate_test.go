@@ -163,7 +163,7 @@ var fullRun *report.Mutation
 // before in this process (a subset's selection is each defect's own),
 // else a selected run of the subset's.
 func TestMutateSelectionIsSound(t *testing.T) {
-	skip.If(t, testing.Short(), "three mutation runs of a subset (about 3 minutes): run without -short, as make test does")
+	skip.If(t, testing.Short(), "up to four mutation runs of subsets (about 2 minutes): run without -short, as make test does")
 	runs := []struct {
 		suite verdict.Suite
 		only  []string
