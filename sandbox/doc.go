@@ -10,12 +10,13 @@
 // file API (Session.ReadFile and friends) never follows a link the
 // program made and reads only regular files.
 //
-// From L1 up the program is started through this binary re-executed as an
-// in-namespace init (see package reexec), which mounts, drops privileges,
-// sets limits and execs the program. The init takes the process over from
-// this package's initialiser (reexec.RegisterEarly), before main and the
-// packages initialised after this one; a program that embeds the sandbox
-// still calls reexec.Init first thing in main, for the other helpers.
+// From L1 up the program is started through an in-namespace init (package
+// boot; see package reexec), which mounts, drops privileges, sets limits
+// and execs the program: sandboxlab-init beside the calling binary, or
+// else this binary re-executed. The init takes the process over from
+// boot's initialiser (reexec.RegisterEarly), before main and the packages
+// initialised after it; a program that embeds the sandbox still calls
+// reexec.Init first thing in main, for the other helpers.
 // From L4 up a policy may name destinations (Network.Allow): the program
 // then reaches them, and only them, through the egress proxy (package
 // egress), which runs in the calling process and logs every request into

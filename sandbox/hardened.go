@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"golang.org/x/sys/unix"
-
 	"sandboxlab/mutants"
 	"sandboxlab/sandbox/cgroup"
 	"sandboxlab/sandbox/landlock"
@@ -40,11 +38,6 @@ func landlockRules(p Policy, c Command, dir string) landlock.Rules {
 	}
 	return landlock.Rules{ReadExec: append(slices.Clone(system), c.Path), ReadWrite: rw}
 }
-
-// cgroupTasksFD is the first of the descriptors on which a cgroup v1 init
-// finds the "tasks" files of the run's group, one per hierarchy, opened
-// by the parent (the init's host identity could not open them itself).
-const cgroupTasksFD = 4
 
 // runGroup is a run's control group on the harness's side: made before
 // the program starts, so that the program is in it before its first
@@ -159,30 +152,4 @@ func (rg *runGroup) finish() (cgroup.Stats, error) {
 func (rg *runGroup) discard() {
 	rg.closeTasks()
 	rg.g.Close()
-}
-
-// joinCgroup runs in the init, on the thread that will exec the program:
-// it moves that thread, and so the program, into the run's group, in each
-// of the n hierarchies whose tasks files it holds. It writes with bare
-// system calls, since by then the init is under its Landlock rules and
-// system-call filter, and allocates nothing.
-func joinCgroup(n int) error {
-	for fd := cgroupTasksFD; fd < cgroupTasksFD+n; fd++ {
-		if err := writeTasks(fd); err != nil {
-			return fmt.Errorf("joining the run's control group: %w", err)
-		}
-		unix.Close(fd)
-	}
-	return nil
-}
-
-// writeTasks moves the calling thread into the v1 group whose tasks file
-// is open on fd.
-func writeTasks(fd int) error {
-	zero := []byte{'0'}
-	_, err := unix.Write(fd, zero)
-	for err == unix.EINTR {
-		_, err = unix.Write(fd, zero)
-	}
-	return err
 }

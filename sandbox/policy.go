@@ -4,13 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/boot"
 	"sandboxlab/sandbox/egress"
 )
 
@@ -391,12 +390,6 @@ func (p Policy) userNS() bool {
 		f.OwnIPC || f.FreshKeyring || f.DropCapabilities || h.SyscallFilter || h.Landlock
 }
 
-// rlimit is one resource limit the init sets before it execs the program.
-type rlimit struct {
-	Resource int
-	Cur, Max uint64
-}
-
 // rlimits returns the resource limits of L1.
 func (l Limits) rlimits() []rlimit {
 	var rl []rlimit
@@ -405,25 +398,21 @@ func (l Limits) rlimits() []rlimit {
 		if l.CPUHard > 0 && !mutants.On(mutants.CPUSoftOnly) {
 			hard = uint64(l.CPUHard / time.Second)
 		}
-		rl = append(rl, rlimit{unix.RLIMIT_CPU, uint64(l.CPU / time.Second), hard})
+		rl = append(rl, rlimit{Resource: unix.RLIMIT_CPU, Cur: uint64(l.CPU / time.Second), Max: hard})
 	}
 	if l.AddressSpace > 0 && !mutants.On(mutants.NoMemoryLimit) {
-		rl = append(rl, rlimit{unix.RLIMIT_AS, uint64(l.AddressSpace), uint64(l.AddressSpace)})
+		rl = append(rl, rlimit{Resource: unix.RLIMIT_AS, Cur: uint64(l.AddressSpace), Max: uint64(l.AddressSpace)})
 	}
 	if l.FileSize > 0 && !mutants.On(mutants.NoFsizeLimit) {
-		rl = append(rl, rlimit{unix.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize)})
+		rl = append(rl, rlimit{Resource: unix.RLIMIT_FSIZE, Cur: uint64(l.FileSize), Max: uint64(l.FileSize)})
 	}
 	if l.FileSize > 0 {
-		rl = append(rl, rlimit{unix.RLIMIT_CORE, 0, 0})
+		rl = append(rl, rlimit{Resource: unix.RLIMIT_CORE, Cur: 0, Max: 0})
 	}
 	if l.OpenFiles > 0 && !mutants.On(mutants.NoNofileLimit) {
-		rl = append(rl, rlimit{unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles)})
+		rl = append(rl, rlimit{Resource: unix.RLIMIT_NOFILE, Cur: uint64(l.OpenFiles), Max: uint64(l.OpenFiles)})
 	}
 	return rl
 }
 
-// within reports whether path is dir or lies below it (both absolute).
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
-}
+func within(path, dir string) bool { return boot.Within(path, dir) }

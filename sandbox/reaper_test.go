@@ -18,6 +18,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/skip"
 
+	"sandboxlab/sandbox/boot"
 	"sandboxlab/sandbox/procfs"
 )
 
@@ -416,26 +417,26 @@ func TestReaperRecords(t *testing.T) {
 		{Status: 0, CPU: 21 * time.Millisecond, Alone: true},
 		{Deadline: true, At: 123456789012, RunQueueWait: 1500 * time.Millisecond, RunQueueTasks: 5, RunQueueWaitMax: 700 * time.Millisecond, CPU: 2 * time.Second},
 	} {
-		rec := endRecord(e)
-		got, err := decodeInitRecord(rec.encode())
+		rec := boot.EndRecord(e)
+		got, err := decodeInitRecord(rec.Encode())
 		assert.NilError(t, err)
 		assert.Check(t, is.DeepEqual(got, rec))
-		end, err := initOutcome(rec.encode(), nil, "/bin/true")
+		end, err := initOutcome(rec.Encode(), nil, "/bin/true")
 		assert.NilError(t, err)
 		assert.Check(t, is.DeepEqual(*end, e))
 	}
-	good := endRecord(initEnd{Deadline: true}).encode()
+	good := boot.EndRecord(initEnd{Deadline: true}).Encode()
 	for name, b := range map[string][]byte{
 		"a step":   func() []byte { b := slices.Clone(good); b[6] = byte(StepExec); return b }(),
-		"an errno": func() []byte { b := slices.Clone(good); b[recordErrno] = 1; return b }(),
+		"an errno": func() []byte { b := slices.Clone(good); b[boot.RecordErrno] = 1; return b }(),
 		"short payload": func() []byte {
 			b := slices.Clone(good[:len(good)-1])
-			b[12] = byte(deadlinePayload - 1)
+			b[12] = byte(len(good) - recordHeader - 1)
 			return b
 		}(),
-		"ended, the deadline's payload": func() []byte { b := slices.Clone(good); b[5] = byte(programEnded); return b }(),
+		"ended, the deadline's payload": func() []byte { b := slices.Clone(good); b[5] = byte(boot.ProgramEnded); return b }(),
 		"ended, alone neither 0 nor 1": func() []byte {
-			b := endRecord(initEnd{Alone: true}).encode()
+			b := boot.EndRecord(initEnd{Alone: true}).Encode()
 			b[len(b)-1] = 2
 			return b
 		}(),

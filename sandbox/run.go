@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/boot"
 	"sandboxlab/sandbox/cgroup"
 	"sandboxlab/sandbox/child"
 	"sandboxlab/sandbox/cleanup"
@@ -388,7 +389,7 @@ const settleGrace = 2 * time.Second
 // that ended by itself with nothing else left in its namespace.
 func endedAlone(report []byte) bool {
 	r, err := decodeInitRecord(report)
-	return err == nil && r.Kind == programEnded && r.End.Alone
+	return err == nil && r.Kind == boot.ProgramEnded && r.End.Alone
 }
 
 // reapedHook, when set (by a test), is called with the program's pid
@@ -479,7 +480,7 @@ func newResult(p Policy, c Command, o outcome) (*Result, error) {
 		if end != nil && end.Deadline && res.StoppedBy == StoppedByInit {
 			res.InitLate = time.Duration(end.At - o.startMono - int64(p.TimeLimit()))
 		}
-		res.RunQueueWait, res.RunQueueTasks, res.RunQueueWaitMax = o.used.runQueue, o.used.tasks, o.used.maxRunQueue
+		res.RunQueueWait, res.RunQueueTasks, res.RunQueueWaitMax = o.used.RunQueue, o.used.Tasks, o.used.MaxRunQueue
 		res.Starved = starved(o.used, p.TimeLimit())
 	}
 	res.Network, res.NetworkDropped = o.network, o.networkDropped
@@ -507,13 +508,13 @@ func reapedStatus(res *Result, o *outcome, end *initEnd, ws syscall.WaitStatus) 
 		if o.stoppedBy == "" {
 			o.stoppedBy, o.stopper = ReasonTimeout, StoppedByInit
 		}
-		if o.used.tasks == 0 { // unless the supervisor read the program later, at its backstop
-			o.used = usage{runQueue: end.RunQueueWait, tasks: end.RunQueueTasks, maxRunQueue: end.RunQueueWaitMax, cpu: end.CPU}
+		if o.used.Tasks == 0 { // unless the supervisor read the program later, at its backstop
+			o.used = usage{RunQueue: end.RunQueueWait, Tasks: end.RunQueueTasks, MaxRunQueue: end.RunQueueWaitMax, CPU: end.CPU}
 		}
-		res.CPU += o.used.cpu
+		res.CPU += o.used.CPU
 		return killedByNamespace
 	case o.stoppedBy != "":
-		res.CPU += o.used.cpu // read before the kill, as the init would have
+		res.CPU += o.used.CPU // read before the kill, as the init would have
 		return killedByNamespace
 	}
 	res.Message = "the sandbox failed: its init (PID 1 of the run) ended without reporting how the program ended: " + waitText(ws)
@@ -669,7 +670,7 @@ func hostLaunch(p Policy) launch {
 	cfg := initConfig{Defect: string(mutants.Active()), Rlimits: p.Limits.rlimits()}
 	if p.Processes.Max > 0 && mutants.On(mutants.NprocRlimitOnly) {
 		n := uint64(p.Processes.Max)
-		cfg.Rlimits = append(cfg.Rlimits, rlimit{unix.RLIMIT_NPROC, n, n})
+		cfg.Rlimits = append(cfg.Rlimits, rlimit{Resource: unix.RLIMIT_NPROC, Cur: n, Max: n})
 	}
 	attr := &syscall.SysProcAttr{Setsid: p.Limits.KillTree, Pdeathsig: syscall.SIGKILL}
 	if HostRoot() {
@@ -902,5 +903,5 @@ func classify(p Policy, stoppedBy Reason, ws syscall.WaitStatus, res *Result) Re
 // for most of it: one of its threads waited for a CPU for half the limit
 // or more (see Result.Starved).
 func starved(u usage, limit time.Duration) bool {
-	return u.tasks > 0 && limit > 0 && u.maxRunQueue >= limit/2
+	return u.Tasks > 0 && limit > 0 && u.MaxRunQueue >= limit/2
 }

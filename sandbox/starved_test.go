@@ -59,16 +59,16 @@ func TestStarvedNeedsHalfTheLimit(t *testing.T) {
 		u    usage
 		want bool
 	}{
-		{usage{runQueue: time.Second, tasks: 1, maxRunQueue: time.Second}, true},
-		{usage{runQueue: time.Second - time.Millisecond, tasks: 1, maxRunQueue: time.Second - time.Millisecond}, false},
-		{usage{runQueue: 3 * time.Second, tasks: 4, maxRunQueue: 750 * time.Millisecond}, false},
-		{usage{runQueue: 4 * time.Second, tasks: 4, maxRunQueue: time.Second}, true},
-		{usage{runQueue: 1400 * time.Millisecond, tasks: 40, maxRunQueue: 1300 * time.Millisecond}, true}, // a mean of 35 ms
-		{usage{runQueue: time.Hour, tasks: 0, maxRunQueue: time.Hour}, false},                             // nothing read
+		{usage{RunQueue: time.Second, Tasks: 1, MaxRunQueue: time.Second}, true},
+		{usage{RunQueue: time.Second - time.Millisecond, Tasks: 1, MaxRunQueue: time.Second - time.Millisecond}, false},
+		{usage{RunQueue: 3 * time.Second, Tasks: 4, MaxRunQueue: 750 * time.Millisecond}, false},
+		{usage{RunQueue: 4 * time.Second, Tasks: 4, MaxRunQueue: time.Second}, true},
+		{usage{RunQueue: 1400 * time.Millisecond, Tasks: 40, MaxRunQueue: 1300 * time.Millisecond}, true}, // a mean of 35 ms
+		{usage{RunQueue: time.Hour, Tasks: 0, MaxRunQueue: time.Hour}, false},                             // nothing read
 	} {
 		assert.Check(t, is.Equal(starved(c.u, limit), c.want), "%+v", c.u)
 	}
-	assert.Check(t, !starved(usage{runQueue: time.Hour, tasks: 1, maxRunQueue: time.Hour}, 0), "no limit, no starving")
+	assert.Check(t, !starved(usage{RunQueue: time.Hour, Tasks: 1, MaxRunQueue: time.Hour}, 0), "no limit, no starving")
 }
 
 // TestShortProgramBesideBusyLoops: a short program beside eight busy

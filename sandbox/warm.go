@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,51 +34,6 @@ import (
 // waits, and the run takes its slot before it goes. Its making (tens of
 // ms of CPU, as a cold start's) is not queued either: a session makes at
 // most one at a time, after a run of its own.
-
-// goRecord is what a waiting init still needs: the program's argv and
-// environment, and its deadline, counted from the run's start.
-type goRecord struct {
-	Args   []string
-	Env    []string
-	Reaper *reaperInit // nil unless the init is the program's reaper
-}
-
-// errDismissed ends a pre-started init whose go record never came: its
-// caller closed the pipe instead (the session closed, or the next run was
-// of another program). Nothing ran, so there is nothing to report.
-var errDismissed = errors.New("dismissed before the run")
-
-// awaitGo reads the go record from fd (in the init), to the end of the
-// pipe: the caller writes it whole and closes its end.
-func awaitGo(fd int) (*goRecord, error) {
-	var b []byte
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Read(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, failedAt(StepStart, fmt.Errorf("reading the go record: %w", err))
-		}
-		if n == 0 {
-			break
-		}
-		b = append(b, buf[:n]...)
-	}
-	unix.Close(fd)
-	if len(b) == 0 {
-		return nil, errDismissed
-	}
-	var rec goRecord
-	if err := decodeConfig(string(b), &rec); err != nil {
-		return nil, failedAt(StepStart, fmt.Errorf("decoding the go record: %w", err))
-	}
-	if len(rec.Args) == 0 {
-		return nil, failedAt(StepStart, errors.New("the go record names no program"))
-	}
-	return &rec, nil
-}
 
 // warmInit is a started init waiting for its go record, with everything
 // of its run that a cold start makes before the clone.

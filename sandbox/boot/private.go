@@ -1,4 +1,4 @@
-package sandbox
+package boot
 
 import (
 	"errors"
@@ -85,7 +85,7 @@ func coverDir(dir string) error {
 // underAny reports whether path lies in one of dirs.
 func underAny(path string, dirs []string) bool {
 	for _, d := range dirs {
-		if within(path, filepath.Clean(d)) {
+		if Within(path, filepath.Clean(d)) {
 			return true
 		}
 	}

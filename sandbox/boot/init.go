@@ -1,4 +1,4 @@
-package sandbox
+package boot
 
 import (
 	"errors"
@@ -17,20 +17,20 @@ import (
 	"sandboxlab/sandbox/seccomp"
 )
 
-// initArg0 is the argv[0] under which the sandbox re-executes its own
+// Arg0 is the argv[0] under which the sandbox re-executes its own
 // binary (/proc/self/exe) as the in-namespace init. Any program that
 // imports this package serves as the init: it takes over from this
 // package's initialiser (reexec.RegisterEarly).
-const initArg0 = "sandboxlab-init"
+const Arg0 = "sandboxlab-init"
 
-// initErrFD is the descriptor on which the init reports a failed set-up.
+// ErrFD is the descriptor on which the init reports a failed set-up.
 // It is close-on-exec, so a successful exec closes it with nothing written.
-const initErrFD = 3
+const ErrFD = 3
 
-// initConfig is what the init needs to know, passed in argv[1] (see
-// encodeConfig). The program's path and arguments follow in argv[2:]; its
+// Config is what the init needs to know, passed in argv[1] (see
+// EncodeConfig). The program's path and arguments follow in argv[2:]; its
 // environment is the init's own, less the head the init keeps (OwnEnv).
-type initConfig struct {
+type Config struct {
 	// Defect is the planted defect active in the harness ("" for none). It
 	// travels on the command line, never in the environment, and is gone
 	// once the init execs the program.
@@ -55,11 +55,11 @@ type initConfig struct {
 	Session string
 	// Root is the allowlist root to build and pivot into (see
 	// Filesystem.Expose); nil: the host's tree, as L5 shows it.
-	Root *rootSpec
+	Root *RootSpec
 	// FreshKeyring joins a new session keyring (see Filesystem.FreshKeyring).
 	FreshKeyring bool
 	// CgroupTasks is how many tasks files of the run's control group (one
-	// per cgroup v1 hierarchy) the init holds from cgroupTasksFD on: it
+	// per cgroup v1 hierarchy) the init holds from CgroupTasksFD on: it
 	// joins the group through them just before it execs the program.
 	CgroupTasks int
 	// CgroupHome is how many tasks files of the groups the run's group
@@ -77,39 +77,39 @@ type initConfig struct {
 	// DropCaps drops every capability (see Filesystem.DropCapabilities).
 	DropCaps bool
 	// Rlimits are set last, just before exec.
-	Rlimits []rlimit
+	Rlimits []Rlimit
 	// OwnEnv is how many entries at the head of the init's environment
-	// are the init's own (initEnv): the program gets the rest.
+	// are the init's own (Env): the program gets the rest.
 	OwnEnv int
 	// Egress opens the program's way to the egress proxy (see
 	// egressRelay); nil: none.
-	Egress *egressInit
+	Egress *EgressInit
 	// Reaper keeps the init as PID 1 and runs the program as its child
 	// (see reaper.go); nil: the init execs the program.
-	Reaper *reaperInit
+	Reaper *ReaperInit
 	// Await is the descriptor on which a pre-started init waits, its
 	// set-up done, for the run's go record (see warm.go); 0: the program's
 	// argv and environment are the init's own, and it goes at once.
 	Await int
 }
 
-// initEnv is the init's own environment, put before the program's and
+// Env is the init's own environment, put before the program's and
 // dropped again at exec. The Go runtime reads it before any of the
 // init's code runs (the first of a repeated name wins): with one
 // processor from the start, setting it to one later costs no stop of
 // the world.
-var initEnv = []string{"GOMAXPROCS=1"}
+var Env = []string{"GOMAXPROCS=1"}
 
-func init() { reexec.RegisterEarly(initArg0, initMain) }
+func init() { reexec.RegisterEarly(Arg0, initMain) }
 
 // initMain is the init's body: argv is the encoded config and the program's
 // path and arguments.
 func initMain(args []string) int {
 	if len(args) < 2 {
-		fmt.Fprintln(os.Stderr, initArg0+": want CONFIG PROGRAM [ARGS]")
+		fmt.Fprintln(os.Stderr, Arg0+": want CONFIG PROGRAM [ARGS]")
 		return 125
 	}
-	errPipe := os.NewFile(initErrFD, "init-errors")
+	errPipe := os.NewFile(ErrFD, "init-errors")
 	// Mounts, capabilities and no_new_privs are per thread or must be
 	// followed by exec from the thread that set them: stay on one. The
 	// init runs from a package initialiser (reexec.RegisterEarly), and Go
@@ -118,12 +118,12 @@ func initMain(args []string) int {
 	// on anywhere else.
 	runtime.GOMAXPROCS(1)
 	if unix.Gettid() != unix.Getpid() {
-		errPipe.Write(initRecord{Kind: InitSetupFailed, Step: StepStart, Message: "the init is not on its first thread"}.encode())
+		errPipe.Write(Record{Kind: InitSetupFailed, Step: StepStart, Message: "the init is not on its first thread"}.Encode())
 		return 125
 	}
 	// Descriptors the harness inherited without close-on-exec would pass
 	// straight into the program: close everything above stderr at exec.
-	unix.CloseRange(initErrFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	unix.CloseRange(ErrFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	err := runInit(args[0], args[1:])
 	switch {
 	case err == nil:
@@ -133,7 +133,7 @@ func initMain(args []string) int {
 	case errors.Is(err, errDismissed):
 		return 0 // a pre-started init that was not used: nothing to report
 	}
-	errPipe.Write(recordOf(err).encode())
+	errPipe.Write(recordOf(err).Encode())
 	return 125
 }
 
@@ -142,8 +142,8 @@ func initMain(args []string) int {
 // Otherwise it returns only on failure, with the step that failed (see
 // initFailure), or errReported when the record is already sent.
 func runInit(config string, argv []string) error {
-	var cfg initConfig
-	if err := decodeConfig(config, &cfg); err != nil {
+	var cfg Config
+	if err := DecodeConfig(config, &cfg); err != nil {
 		return failedAt(StepStart, err)
 	}
 	for _, s := range setupSteps {
@@ -194,7 +194,7 @@ func runInit(config string, argv []string) error {
 // joins last, from the thread that execs.
 var setupSteps = []struct {
 	step InitStep
-	run  func(*initConfig) error
+	run  func(*Config) error
 }{
 	{StepStart, switchDefects},
 	{StepEgress, openEgress},
@@ -214,7 +214,7 @@ var setupSteps = []struct {
 
 // switchDefects turns on the planted defect the harness asked for, and
 // the report of the sites asked.
-func switchDefects(cfg *initConfig) error {
+func switchDefects(cfg *Config) error {
 	if err := mutants.Enable(cfg.Defect); err != nil {
 		return err
 	}
@@ -224,14 +224,14 @@ func switchDefects(cfg *initConfig) error {
 	return nil
 }
 
-func openEgress(cfg *initConfig) error {
+func openEgress(cfg *Config) error {
 	if cfg.Egress == nil {
 		return nil
 	}
 	return cfg.Egress.open()
 }
 
-func makeMountsPrivate(cfg *initConfig) error {
+func makeMountsPrivate(cfg *Config) error {
 	if !cfg.PrivateMounts {
 		return nil
 	}
@@ -241,7 +241,7 @@ func makeMountsPrivate(cfg *initConfig) error {
 	return nil
 }
 
-func mountProc(cfg *initConfig) error {
+func mountProc(cfg *Config) error {
 	if !cfg.MountProc {
 		return nil
 	}
@@ -265,7 +265,7 @@ var hostIdentityFiles = []string{"/proc/sys/kernel/random/boot_id", "/proc/cmdli
 // takeOwnIdentity names the run in its UTS namespace and masks the
 // host's identity in its /proc, before the root clones /proc with what
 // is mounted on it.
-func takeOwnIdentity(cfg *initConfig) error {
+func takeOwnIdentity(cfg *Config) error {
 	if !cfg.OwnIdentity {
 		return nil
 	}
@@ -301,7 +301,7 @@ func takeOwnIdentity(cfg *initConfig) error {
 // out of the group (its limits and process count are the program's),
 // and its threads show as "/.." from inside. On v2 the init was cloned
 // into the group, and stays there.
-func enterCgroupNamespace(cfg *initConfig) error {
+func enterCgroupNamespace(cfg *Config) error {
 	if cfg.CgroupHome == 0 { // v2, or no group: the init is where the root belongs
 		if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
 			return fmt.Errorf("making a cgroup namespace: %w", err)
@@ -309,14 +309,14 @@ func enterCgroupNamespace(cfg *initConfig) error {
 		return nil
 	}
 	for i := 0; i < cfg.CgroupTasks; i++ {
-		if err := writeTasks(cgroupTasksFD + i); err != nil {
+		if err := writeTasks(CgroupTasksFD + i); err != nil {
 			return fmt.Errorf("joining the run's control group to root a namespace there: %w", err)
 		}
 	}
 	if err := unix.Unshare(unix.CLONE_NEWCGROUP); err != nil {
 		return fmt.Errorf("making a cgroup namespace: %w", err)
 	}
-	for fd := cgroupTasksFD + cfg.CgroupTasks; fd < cgroupTasksFD+cfg.CgroupTasks+cfg.CgroupHome; fd++ {
+	for fd := CgroupTasksFD + cfg.CgroupTasks; fd < CgroupTasksFD+cfg.CgroupTasks+cfg.CgroupHome; fd++ {
 		if err := writeTasks(fd); err != nil {
 			return fmt.Errorf("leaving the run's control group: %w", err)
 		}
@@ -325,7 +325,7 @@ func enterCgroupNamespace(cfg *initConfig) error {
 	return nil
 }
 
-func hidePaths(cfg *initConfig) error {
+func hidePaths(cfg *Config) error {
 	if len(cfg.Hide) == 0 || mutants.On(mutants.NoMountHide) {
 		return nil
 	}
@@ -337,28 +337,28 @@ func hidePaths(cfg *initConfig) error {
 	return nil
 }
 
-func coverPrivateDirs(cfg *initConfig) error {
+func coverPrivateDirs(cfg *Config) error {
 	if len(cfg.Private) == 0 {
 		return nil
 	}
 	return makePrivate(cfg.Private, cfg.Session)
 }
 
-func freshKeyring(cfg *initConfig) error {
+func freshKeyring(cfg *Config) error {
 	if !cfg.FreshKeyring || mutants.On(mutants.KeyringInherited) {
 		return nil
 	}
 	return joinFreshKeyring()
 }
 
-func dropCapabilities(cfg *initConfig) error {
+func dropCapabilities(cfg *Config) error {
 	if !cfg.DropCaps || mutants.On(mutants.CapsKept) {
 		return nil
 	}
 	return dropPrivileges()
 }
 
-func setNoNewPrivs(cfg *initConfig) error {
+func setNoNewPrivs(cfg *Config) error {
 	if !cfg.NoNewPrivs {
 		return nil
 	}
@@ -368,7 +368,7 @@ func setNoNewPrivs(cfg *initConfig) error {
 	return nil
 }
 
-func restrictLandlock(cfg *initConfig) error {
+func restrictLandlock(cfg *Config) error {
 	if cfg.Landlock == nil {
 		return nil
 	}
@@ -376,7 +376,7 @@ func restrictLandlock(cfg *initConfig) error {
 	return err
 }
 
-func installFilter(cfg *initConfig) error {
+func installFilter(cfg *Config) error {
 	if !cfg.SyscallFilter || mutants.On(mutants.NoSeccomp) {
 		return nil
 	}
@@ -390,7 +390,7 @@ func installFilter(cfg *initConfig) error {
 	return nil
 }
 
-func joinRunGroup(cfg *initConfig) error {
+func joinRunGroup(cfg *Config) error {
 	if cfg.CgroupTasks == 0 || cfg.Reaper != nil { // the reaper stays out: see execPlan.run
 		return nil
 	}
@@ -411,7 +411,7 @@ type execPlan struct {
 	limitFails [][]byte // a record for each limit
 	execFailed []byte
 	// groupFDs is how many tasks files of the run's control group the
-	// program's process joins from cgroupTasksFD on (the reaper's child;
+	// program's process joins from CgroupTasksFD on (the reaper's child;
 	// 0 when the init joined in its own set-up).
 	groupFDs    int
 	groupFailed []byte
@@ -433,7 +433,7 @@ type execPlan struct {
 }
 
 // newExecPlan makes the plan to exec argv with environ under rlimits.
-func newExecPlan(argv, environ []string, rlimits []rlimit) (*execPlan, error) {
+func newExecPlan(argv, environ []string, rlimits []Rlimit) (*execPlan, error) {
 	e := &execPlan{statusFD: -1, zero: [1]byte{'0'}}
 	var err error
 	if e.path, err = unix.BytePtrFromString(argv[0]); err != nil {
@@ -448,10 +448,10 @@ func newExecPlan(argv, environ []string, rlimits []rlimit) (*execPlan, error) {
 	for _, rl := range rlimits {
 		e.limits = append(e.limits, unix.Rlimit{Cur: rl.Cur, Max: rl.Max})
 		e.resources = append(e.resources, uintptr(rl.Resource))
-		e.limitFails = append(e.limitFails, initRecord{Kind: InitSetupFailed, Step: StepRlimits, Message: "setting " + rlimitName(rl.Resource)}.encode())
+		e.limitFails = append(e.limitFails, Record{Kind: InitSetupFailed, Step: StepRlimits, Message: "setting " + rlimitName(rl.Resource)}.Encode())
 	}
-	e.execFailed = initRecord{Kind: InitExecFailed, Step: StepExec}.encode()
-	e.groupFailed = initRecord{Kind: InitSetupFailed, Step: StepCgroup, Message: "joining the run's control group"}.encode()
+	e.execFailed = Record{Kind: InitExecFailed, Step: StepExec}.Encode()
+	e.groupFailed = Record{Kind: InitSetupFailed, Step: StepCgroup, Message: "joining the run's control group"}.Encode()
 	return e, nil
 }
 
@@ -466,7 +466,7 @@ func newExecPlan(argv, environ []string, rlimits []rlimit) (*execPlan, error) {
 func (e *execPlan) run() {
 	for i := 0; i < e.groupFDs; i++ {
 		for {
-			_, _, errno := syscall.RawSyscall(unix.SYS_WRITE, uintptr(cgroupTasksFD+i), uintptr(unsafe.Pointer(&e.zero[0])), 1)
+			_, _, errno := syscall.RawSyscall(unix.SYS_WRITE, uintptr(CgroupTasksFD+i), uintptr(unsafe.Pointer(&e.zero[0])), 1)
 			if errno == unix.EINTR {
 				continue
 			}
@@ -527,11 +527,11 @@ func resetSignalHandlers(unignore uint64) {
 //go:nosplit
 //go:norace
 func (e *execPlan) fail(record []byte, errno syscall.Errno) {
-	record[recordErrno] = byte(errno)
-	record[recordErrno+1] = byte(errno >> 8)
-	record[recordErrno+2] = byte(errno >> 16)
-	record[recordErrno+3] = byte(errno >> 24)
-	syscall.RawSyscall(unix.SYS_WRITE, initErrFD, uintptr(unsafe.Pointer(&record[0])), uintptr(len(record)))
+	record[RecordErrno] = byte(errno)
+	record[RecordErrno+1] = byte(errno >> 8)
+	record[RecordErrno+2] = byte(errno >> 16)
+	record[RecordErrno+3] = byte(errno >> 24)
+	syscall.RawSyscall(unix.SYS_WRITE, ErrFD, uintptr(unsafe.Pointer(&record[0])), uintptr(len(record)))
 	if e.statusFD >= 0 {
 		syscall.RawSyscall(unix.SYS_WRITE, uintptr(e.statusFD), uintptr(unsafe.Pointer(&record[0])), 1)
 	}
@@ -625,4 +625,10 @@ func cStrings(ss []string) ([]*byte, error) {
 		out[i] = p
 	}
 	return out, nil
+}
+
+// Rlimit is one resource limit the init sets before it execs the program.
+type Rlimit struct {
+	Resource int
+	Cur, Max uint64
 }

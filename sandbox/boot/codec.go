@@ -1,4 +1,4 @@
-package sandbox
+package boot
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 
 // The init's config travels in its argv[1], written by this binary and
 // read by the init, which is this binary re-executed or the
-// sandboxlab-init built with it (see initPath). The text describes
-// nothing: it is the fields of initConfig in order, each written as its
+// sandboxlab-init built with it (see reexec.Path). The text describes
+// nothing: it is the fields of Config in order, each written as its
 // kind says, after the fingerprint of the type's shape, so that an init
 // of another build refuses it instead of reading one field as another. encoding/json would do, but on
 // its first use in a process it builds its tables of the type by
@@ -22,11 +22,11 @@ import (
 // its length, ':' and its bytes, a slice its length and ';' and then its
 // elements, a pointer 0 (nil) or 1 and then what it points to, a struct
 // its fields. A field of any other kind is an error when encoding, so a
-// new field of initConfig is either carried or refused, never dropped.
+// new field of Config is either carried or refused, never dropped.
 
-// encodeConfig writes v (a struct or a pointer to one) as the init reads
+// EncodeConfig writes v (a struct or a pointer to one) as the init reads
 // it.
-func encodeConfig(v any) (string, error) {
+func EncodeConfig(v any) (string, error) {
 	var b strings.Builder
 	b.WriteString(shapeOf(reflect.TypeOf(v)))
 	b.WriteByte('|')
@@ -85,9 +85,9 @@ func encodeValue(b *strings.Builder, v reflect.Value, path string) error {
 	return nil
 }
 
-// decodeConfig reads what encodeConfig wrote into v, a pointer to a
+// DecodeConfig reads what EncodeConfig wrote into v, a pointer to a
 // struct of the same type.
-func decodeConfig(s string, v any) error {
+func DecodeConfig(s string, v any) error {
 	shape, rest, _ := strings.Cut(s, "|")
 	if want := shapeOf(reflect.TypeOf(v)); shape != want {
 		return fmt.Errorf("decoding init config: it was written for a %s of another shape (%.16s, this init's is %s): "+
@@ -107,7 +107,7 @@ func decodeConfig(s string, v any) error {
 
 // shapeOf is the fingerprint of t's shape: a hash of its fields' names
 // and kinds, all the way down. Both sides compute it; a walk of
-// initConfig's type takes microseconds.
+// Config's type takes microseconds.
 func shapeOf(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -1,4 +1,4 @@
-package sandbox
+package boot
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ import (
 // is up it simply exits: the kernel then kills every other process of the
 // namespace, and the caller, however busy, has nothing to do but notice.
 // It reports how the program ended (its wait status, or the deadline) in
-// one record on the error pipe (see initRecord).
+// one record on the error pipe (see Record).
 //
 // Forking the program: Go cannot run its own code between fork and exec.
 // A second re-exec of this binary as an "exec the program" stage would
@@ -45,8 +45,8 @@ import (
 // process cap) and sets the resource limits (they would bind the init
 // too), then execs.
 
-// reaperInit is what the init needs to hold the run's deadline.
-type reaperInit struct {
+// ReaperInit is what the init needs to hold the run's deadline.
+type ReaperInit struct {
 	// Deadline is when the run's time is up, on CLOCK_MONOTONIC in ns,
 	// counted from the caller's start of the run (0: no time limit).
 	Deadline int64
@@ -65,7 +65,7 @@ var errReported = errors.New("reported")
 // reported, errReported when the child reported its own failure. sigs,
 // when not nil, already gets the signals the init forwards (see
 // catchSignals); otherwise the init catches them catchDelay into the run.
-func reap(r *reaperInit, plan *execPlan, sigs chan os.Signal) error {
+func reap(r *ReaperInit, plan *execPlan, sigs chan os.Signal) error {
 	var wake [2]int
 	if err := unix.Pipe2(wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return &initFailure{kind: InitExecFailed, step: StepExec, err: err}
@@ -81,14 +81,14 @@ func reap(r *reaperInit, plan *execPlan, sigs chan os.Signal) error {
 	} else {
 		sigs = make(chan os.Signal, 16)
 	}
-	for fd := cgroupTasksFD; fd < cgroupTasksFD+plan.groupFDs; fd++ {
+	for fd := CgroupTasksFD; fd < CgroupTasksFD+plan.groupFDs; fd++ {
 		unix.Close(fd) // the child has joined: the init has no use for them
 	}
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) // the program cannot read or write the init's memory
 	hideConfig()
 	go forward(sigs, pidfd, wake[1])
 	end := waitProgram(r, pid, pidfd, wake[0], catch)
-	if _, err := unix.Write(initErrFD, endRecord(end).encode()); err != nil {
+	if _, err := unix.Write(ErrFD, EndRecord(end).Encode()); err != nil {
 		return errReported // nobody reads: the caller is gone
 	}
 	return nil
@@ -240,8 +240,8 @@ const catchDelay = 10 * time.Millisecond
 // is up, reaping every child meanwhile (forward wakes it through wakeR),
 // and says which. It calls catch (if not nil) once, catchDelay into the
 // wait.
-func waitProgram(r *reaperInit, pid, pidfd, wakeR int, catch func()) initEnd {
-	deadline, catchAt := r.Deadline, monotonicNow()+int64(catchDelay)
+func waitProgram(r *ReaperInit, pid, pidfd, wakeR int, catch func()) End {
+	deadline, catchAt := r.Deadline, MonotonicNow()+int64(catchDelay)
 	if catch == nil {
 		catchAt = 0
 	}
@@ -250,9 +250,9 @@ func waitProgram(r *reaperInit, pid, pidfd, wakeR int, catch func()) initEnd {
 	var reaped time.Duration // the CPU time of every process reaped
 	for {
 		if ws, ok, alone := reapChildren(pid, &reaped); ok {
-			return initEnd{Status: ws, CPU: reaped, Alone: alone}
+			return End{Status: ws, CPU: reaped, Alone: alone}
 		}
-		now := monotonicNow()
+		now := MonotonicNow()
 		if deadline > 0 && now >= deadline {
 			if mutants.On(mutants.InitNoDeadline) {
 				// The defect: the init does not act on its deadline; the
@@ -270,8 +270,8 @@ func waitProgram(r *reaperInit, pid, pidfd, wakeR int, catch func()) initEnd {
 				r.Wall, deadline = false, r.Watchdog
 				continue
 			}
-			u := readUsage(namespaceProgram())
-			return initEnd{Deadline: true, At: now, RunQueueWait: u.runQueue, RunQueueTasks: u.tasks, RunQueueWaitMax: u.maxRunQueue, CPU: u.cpu}
+			u := ReadUsage(namespaceProgram())
+			return End{Deadline: true, At: now, RunQueueWait: u.RunQueue, RunQueueTasks: u.Tasks, RunQueueWaitMax: u.MaxRunQueue, CPU: u.CPU}
 		}
 		if catchAt > 0 && now >= catchAt {
 			catch()
@@ -325,9 +325,9 @@ func reapChildren(program int, cpu *time.Duration) (ws syscall.WaitStatus, found
 	}
 }
 
-// monotonicNow is CLOCK_MONOTONIC in ns, the clock the caller's deadline
+// MonotonicNow is CLOCK_MONOTONIC in ns, the clock the caller's deadline
 // is given on (the same in every process: no time namespace is made).
-func monotonicNow() int64 {
+func MonotonicNow() int64 {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return ts.Nano()
@@ -351,40 +351,40 @@ func namespaceProgram() []int {
 	return pids
 }
 
-// maxUsageTasks bounds the threads readUsage reads, so that a program
+// maxUsageTasks bounds the threads ReadUsage reads, so that a program
 // with very many cannot stretch the reading (and, in the init, the kill
 // that follows it) without limit.
 const maxUsageTasks = 1024
 
-// usage is what the kernel counts of the live processes of a program,
+// Usage is what the kernel counts of the live processes of a program,
 // read at a stop, before the kill.
-type usage struct {
+type Usage struct {
 	// runQueue sums, over every thread of the processes, the time the
 	// thread has spent runnable but waiting for a CPU since it started:
 	// the second field of /proc/PID/task/TID/schedstat (run_delay, ns).
 	// Threads that have ended are not counted (their wait is lost with
 	// them), nor any past maxUsageTasks; tasks counts those read.
-	runQueue time.Duration
-	tasks    int
+	RunQueue time.Duration
+	Tasks    int
 	// maxRunQueue is the longest of those waits: the one thread that was
 	// kept from a CPU most, which a mean over threads that slept (a fork
 	// bomb's children beside its parent) would hide.
-	maxRunQueue time.Duration
+	MaxRunQueue time.Duration
 	// cpu sums each process's user and system time and its reaped
 	// children's (/proc/PID/stat), which the kill would otherwise lose:
 	// a process killed with its namespace is reaped by the kernel, and
 	// counted in no one's rusage.
-	cpu time.Duration
+	CPU time.Duration
 }
 
-// readUsage reads the usage of the processes pids.
-func readUsage(pids []int) usage {
-	var u usage
+// ReadUsage reads the Usage of the processes pids.
+func ReadUsage(pids []int) Usage {
+	var u Usage
 	var buf [512]byte
 	for _, pid := range pids {
 		dir := "/proc/" + strconv.Itoa(pid)
-		if b, ok := readSmallFile(dir+"/stat", buf[:]); ok {
-			u.cpu += statCPU(b)
+		if b, ok := ReadSmallFile(dir+"/stat", buf[:]); ok {
+			u.CPU += statCPU(b)
 		}
 		d, err := os.Open(dir + "/task")
 		if err != nil {
@@ -393,16 +393,16 @@ func readUsage(pids []int) usage {
 		tids, _ := d.Readdirnames(-1)
 		d.Close()
 		for _, tid := range tids {
-			if u.tasks >= maxUsageTasks {
+			if u.Tasks >= maxUsageTasks {
 				break
 			}
-			if b, ok := readSmallFile(dir+"/task/"+tid+"/schedstat", buf[:]); ok {
+			if b, ok := ReadSmallFile(dir+"/task/"+tid+"/schedstat", buf[:]); ok {
 				// "on-CPU-ns run-queue-wait-ns timeslices"
 				if f := strings.Fields(string(b)); len(f) >= 2 {
 					if ns, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-						u.runQueue += time.Duration(ns)
-						u.maxRunQueue = max(u.maxRunQueue, time.Duration(ns))
-						u.tasks++
+						u.RunQueue += time.Duration(ns)
+						u.MaxRunQueue = max(u.MaxRunQueue, time.Duration(ns))
+						u.Tasks++
 					}
 				}
 			}
@@ -438,8 +438,8 @@ func statCPU(b []byte) time.Duration {
 // every Linux architecture Go supports).
 const userHZ = 100
 
-// readSmallFile reads a /proc file of at most len(buf) bytes.
-func readSmallFile(path string, buf []byte) ([]byte, bool) {
+// ReadSmallFile reads a /proc file of at most len(buf) bytes.
+func ReadSmallFile(path string, buf []byte) ([]byte, bool) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
