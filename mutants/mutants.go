@@ -134,12 +134,12 @@ var hardening = []Defect{
 	{EgressSuffixMatch, "the egress proxy matches a rule's name as a string suffix, so evilexample.com passes for *.example.com", "sandbox/egress/rules.go", verdict.Hardening},
 	{EgressPortIgnored, "the egress proxy ignores a rule's port: an allowed host is reachable on every port", "sandbox/egress/rules.go", verdict.Hardening},
 	{EgressDenyIgnored, "the egress proxy never reads the deny list", "sandbox/egress/rules.go", verdict.Hardening},
-	{EgressCredentialEverywhere, "the egress proxy adds the credential to requests for every destination, not only its own", "sandbox/egress/proxy.go", verdict.Hardening},
-	{EgressIPByAddress, "the egress proxy lets a request for an IP address through when an allowed name resolves to it, ignoring the name", "sandbox/egress/proxy.go", verdict.Hardening},
-	{EgressDecideOnce, "the egress proxy decides a keep-alive connection at its first request and lets the later ones through", "sandbox/egress/proxy.go", verdict.Hardening},
+	{EgressCredentialEverywhere, "the egress proxy adds the credential to requests for every destination, not only its own", "sandbox/egress/proxy/proxy.go", verdict.Hardening},
+	{EgressIPByAddress, "the egress proxy lets a request for an IP address through when an allowed name resolves to it, ignoring the name", "sandbox/egress/proxy/proxy.go", verdict.Hardening},
+	{EgressDecideOnce, "the egress proxy decides a keep-alive connection at its first request and lets the later ones through", "sandbox/egress/proxy/proxy.go", verdict.Hardening},
 	{EgressLandlockClosed, "at L6 Landlock's TCP rule leaves the proxy's port out, so an allowed destination cannot be reached at all", "sandbox/run.go", verdict.Hardening},
 	{EgressHostNetwork, "with an allowlist the run keeps the host's network and the proxy listens on the host's loopback: the program is trusted to use HTTP_PROXY", "sandbox/run.go", verdict.Hardening},
-	{EgressDenyByName, "the egress proxy reads deny rules against the name asked for only: an allowed name that resolves to a denied address reaches it", "sandbox/egress/proxy.go", verdict.Hardening},
+	{EgressDenyByName, "the egress proxy reads deny rules against the name asked for only: an allowed name that resolves to a denied address reaches it", "sandbox/egress/proxy/proxy.go", verdict.Hardening},
 }
 
 // needs maps a defect to what of the host's kernel it needs to show

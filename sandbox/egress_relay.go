@@ -25,7 +25,7 @@ import (
 
 // egressRelay is the host's side of one run's way out.
 type egressRelay struct {
-	proxy  *egress.Proxy
+	proxy  egress.Server
 	host   *net.UnixConn // the host's end of the socket pair
 	child  *os.File      // the init's end, closed once the init holds it
 	served chan struct{} // closed when the listener has been served
@@ -37,10 +37,14 @@ type egressRelay struct {
 // newEgress makes the relay for p, or returns nil when p's requests do
 // not go through the proxy.
 func newEgress(p Policy) (*egressRelay, error) {
-	if !p.Network.egress() {
+	if !p.Network.Egress() {
 		return nil, nil
 	}
-	proxy, err := egress.New(p.Network.egressConfig())
+	proxy, err := egress.NewServer(p.Network.egressConfig())
+	if errors.Is(err, egress.ErrNotLinked) {
+		// The policy is sound; this binary cannot serve it.
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
 	if err != nil {
 		return nil, &PolicyError{Field: "Network", Err: err}
 	}

@@ -167,8 +167,9 @@ const EgressProxy = "127.0.0.1:3128"
 // egressPort is EgressProxy's port.
 const egressPort = 3128
 
-// egress reports whether the program's requests go through the proxy.
-func (n Network) egress() bool { return n.Isolate && len(n.Allow) > 0 }
+// Egress reports whether the program's requests go through the egress
+// proxy, which only a binary that links package egress/proxy serves.
+func (n Network) Egress() bool { return n.Isolate && len(n.Allow) > 0 }
 
 // egressConfig is the proxy's configuration.
 func (n Network) egressConfig() egress.Config {

@@ -691,7 +691,7 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	}
 	switch {
 	case !p.Network.Isolate || mutants.On(mutants.NoNetNS):
-	case p.Network.egress() && mutants.On(mutants.EgressHostNetwork):
+	case p.Network.Egress() && mutants.On(mutants.EgressHostNetwork):
 		l.hostEgress = true // the host's network, and the proxy on its loopback
 	default:
 		l.attr.Cloneflags |= syscall.CLONE_NEWNET
@@ -714,7 +714,7 @@ func (l *launch) addNamespaces(p Policy, c Command, dir string) {
 	l.cfg.DropCaps = p.Filesystem.DropCapabilities
 	if p.Hardened.Landlock {
 		r := landlockRules(p, c, dir)
-		if p.Network.egress() && l.ownNetwork() && !mutants.On(mutants.EgressLandlockClosed) {
+		if p.Network.Egress() && l.ownNetwork() && !mutants.On(mutants.EgressLandlockClosed) {
 			// Landlock opens a port on every address; in the program's
 			// namespace, only the proxy's listener holds this one.
 			r.ConnectTCP = []uint16{egressPort}

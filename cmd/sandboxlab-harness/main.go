@@ -12,6 +12,7 @@ import (
 	"sandboxlab/cmd/internal/cli"
 	"sandboxlab/cmd/internal/harnesscmd"
 	"sandboxlab/cmd/internal/sandboxcmd"
+	_ "sandboxlab/sandbox/egress/proxy" // sandboxlab hands its runs with --allow to this binary
 	"sandboxlab/sandbox/reexec"
 )
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -252,6 +253,24 @@ func TestShippedBinariesHaveNoTestLibrary(t *testing.T) {
 		assert.Check(t, is.Contains(string(out), "golang.org/x/sys"), "%s: go version -m lists the modules", name)
 		for _, mod := range []string{"gotest.tools", "github.com/google/go-cmp", "github.com/santhosh-tekuri/jsonschema"} {
 			assert.Check(t, !strings.Contains(string(out), mod), "%s links %s", name, mod)
+		}
+	}
+}
+
+// TestCLILinksNoProxy: sandboxlab links neither the egress proxy's
+// server nor the HTTP, TLS and crypto code it needs, whose initialisers
+// every start of the CLI would run (runs with --allow go to
+// sandboxlab-harness: TestRunAllow).
+func TestCLILinksNoProxy(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "sandboxlab/cmd/sandboxlab").CombinedOutput()
+	assert.NilError(t, err, "%s", out)
+	pkgs := strings.Fields(string(out))
+	assert.Check(t, slices.Contains(pkgs, "sandboxlab/sandbox"), "go list names the CLI's packages")
+	for _, pkg := range pkgs {
+		for _, tree := range []string{"sandboxlab/sandbox/egress/proxy", "net/http", "crypto", "compress"} {
+			if pkg == tree || strings.HasPrefix(pkg, tree+"/") {
+				t.Errorf("sandboxlab links %s", pkg)
+			}
 		}
 	}
 }

@@ -12,7 +12,6 @@
 package cgroup
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -150,7 +149,7 @@ func New(c Config) (*Group, error) {
 // a later caller can tell a group whose owner is gone.
 func newName() (string, error) {
 	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	if err := procfs.Random(b[:]); err != nil {
 		return "", err
 	}
 	return RunPrefix + procfs.Owner() + "-" + hex.EncodeToString(b[:]), nil

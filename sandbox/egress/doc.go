@@ -32,6 +32,16 @@
 // lives in this process only, so the program never holds it. A tunnel
 // cannot carry one: it is opened without it, and the log says so.
 //
-// The package imports the standard library and the switch of the planted
-// defects, consulted only at the planted sites.
+// This package is the proxy's policy: the rules, the configuration and
+// its check (Compile), the log's Request, and the Server a run starts.
+// The server itself is package proxy, which links net/http for it and
+// registers itself when imported (Register, Linked): the sandbox's CLI
+// does not import it, so that no start of the CLI or of a run pays for
+// HTTP and TLS code a run without --allow never uses; it hands runs with
+// --allow to sandboxlab-harness, which does. A binary that embeds the
+// sandbox and allows egress imports package proxy, as a program imports
+// an image decoder; without it such a run is refused (ErrNotLinked).
+//
+// Both packages import the standard library and the switch of the
+// planted defects, consulted only at the planted sites.
 package egress

@@ -27,6 +27,9 @@ type Pattern struct {
 // String returns the pattern as written (normalised to lower case).
 func (p Pattern) String() string { return p.text }
 
+// Name is the pattern's name without "*." ("" for an address).
+func (p Pattern) Name() string { return p.name }
+
 // ParsePattern parses "host:port". host is a DNS name, "*." and a name of
 // at least two labels (a wildcard over a whole top-level domain admits
 // anyone's names), or an IP literal (IPv6 in brackets); port is 1–65535
@@ -241,12 +244,12 @@ func (r *Rules) Decide(t Target) Decision {
 	return Decision{Rule: NoRule}
 }
 
-// deniedAddress returns the deny rule that names address a on port, if
+// DeniedAddress returns the deny rule that names address a on port, if
 // any. A deny rule on an address holds whatever name leads there: it is
 // asked of every address a name resolves to (see Proxy.dial). Allow rules
 // are never asked this way: an allowed address admits that address only,
 // not the names that resolve to it.
-func (r *Rules) deniedAddress(a netip.Addr, port int) (Pattern, bool) {
+func (r *Rules) DeniedAddress(a netip.Addr, port int) (Pattern, bool) {
 	t := Target{Host: a.String(), Port: port, Addr: a}
 	for _, p := range r.deny {
 		if p.addr.IsValid() && p.matches(t) {
@@ -256,10 +259,10 @@ func (r *Rules) deniedAddress(a netip.Addr, port int) (Pattern, bool) {
 	return Pattern{}, false
 }
 
-// exactNames returns the allow rules that name one host (no wildcard,
+// ExactNames returns the allow rules that name one host (no wildcard,
 // no address) and admit port: the rules whose addresses a lookup can
 // tell.
-func (r *Rules) exactNames(port int) []Pattern {
+func (r *Rules) ExactNames(port int) []Pattern {
 	var out []Pattern
 	for _, p := range r.allow {
 		if p.name != "" && !p.wildcard && (p.port == 0 || p.port == port) {

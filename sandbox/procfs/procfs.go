@@ -5,8 +5,8 @@ package procfs
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -264,8 +264,26 @@ func Cmdline(pid int) []string {
 // this process can find whatever it left behind, even after it died.
 func Tag() string {
 	b := make([]byte, 8)
-	rand.Read(b)
+	Random(b)
 	return TagPrefix(os.Getpid()) + hex.EncodeToString(b)
+}
+
+// Random fills b from the kernel's random source, as crypto/rand does
+// (getrandom), without linking crypto/rand: that would link the FIPS 140
+// module, whose initialisers every start of the CLI and of a run would
+// pay for, for a name's random part.
+func Random(b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Getrandom(b, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading random bytes: %w", err)
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // TagPrefix is how every tag made by process pid begins.

@@ -1,4 +1,4 @@
-package egress
+package proxy
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"sandboxlab/sandbox/egress"
 
 	"gotest.tools/v3/assert"
 )
@@ -92,7 +94,7 @@ func send(b *testing.B, c net.Conn, buf []byte) time.Duration {
 // the proxied one as a share of the direct one.
 func BenchmarkConnect50MB(b *testing.B) {
 	sink := startSink(b, false)
-	p, proxy := startProxy(b, Config{Allow: []string{sink}})
+	p, proxy := startProxy(b, egress.Config{Allow: []string{sink}})
 	buf := make([]byte, 256<<10)
 	var direct, proxied time.Duration
 	for b.Loop() {
@@ -117,7 +119,7 @@ func BenchmarkConnect50MB(b *testing.B) {
 // tunnel, in turn, and reports both times and the proxy's addition.
 func BenchmarkConnectLatency(b *testing.B) {
 	sink := startSink(b, true)
-	_, proxy := startProxy(b, Config{Allow: []string{sink}})
+	_, proxy := startProxy(b, egress.Config{Allow: []string{sink}})
 	one := func(c net.Conn) {
 		_, err := c.Write([]byte{1})
 		assert.NilError(b, err)

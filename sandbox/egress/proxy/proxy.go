@@ -1,71 +1,21 @@
-package egress
+package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/egress"
 )
 
-// Credential is a header the proxy adds to the program's plain-HTTP
-// requests for one destination, and to no others. Its value stays in the
-// proxy's process: it is never in the program's environment, files or
-// arguments, and String and MarshalJSON leave it out.
-type Credential struct {
-	// Destination is the one host:port (no wildcard) whose requests
-	// carry it; an allow rule must admit it and no deny rule refuse it.
-	Destination string
-	// Header is the header's name ("Authorization", "X-Api-Key"). The
-	// program's own header of that name, if it sends one, is replaced.
-	Header string
-	// Value is the secret.
-	Value string
-}
-
-// String names the credential without its value.
-func (c Credential) String() string {
-	return c.Header + " for " + c.Destination + " (value withheld)"
-}
-
-// GoString is String: %#v must not print the value either.
-func (c Credential) GoString() string { return c.String() }
-
-// MarshalJSON encodes the credential without its value.
-func (c Credential) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Destination string `json:"destination"`
-		Header      string `json:"header"`
-		Value       string `json:"value"`
-	}{c.Destination, c.Header, "(withheld)"})
-}
-
-// Config is what the proxy enforces.
-type Config struct {
-	// Allow and Deny are the rules (see ParsePattern); a deny wins.
-	Allow, Deny []string
-	// Credentials are the headers to add, one destination each.
-	Credentials []Credential
-	// Resolve maps names to the address the proxy connects to for them,
-	// before DNS is asked (and whatever DNS would say).
-	Resolve map[string]string
-	// LogLimit is the most requests logged (0: DefaultLogLimit); the
-	// requests past it are only counted (Proxy.Dropped).
-	LogLimit int
-}
-
 const (
-	// DefaultLogLimit bounds the log, so that a program making requests
-	// in a loop cannot fill the host's memory with it.
-	DefaultLogLimit = 1000
 	// maxConns is the most connections served at once; past it a new
 	// one is closed and logged. Each costs the host two descriptors.
 	maxConns = 64
@@ -79,11 +29,15 @@ const (
 // ErrClosed is returned by Serve once the proxy is closed.
 var ErrClosed = errors.New("egress proxy closed")
 
+func init() {
+	egress.Register(func(cfg egress.Config) (egress.Server, error) { return New(cfg) })
+}
+
 // Proxy is the egress proxy. Serve it one or more listeners; Close stops
 // it and everything it serves.
 type Proxy struct {
-	rules    *Rules
-	creds    map[string]Credential // by normalised destination
+	rules    *egress.Rules
+	creds    map[string]egress.Credential // by normalised destination
 	resolve  map[string]netip.Addr
 	logLimit int
 	ctx      context.Context
@@ -94,105 +48,27 @@ type Proxy struct {
 	listeners map[net.Listener]struct{}
 	conns     map[net.Conn]struct{}
 	active    int // client connections being served
-	log       []Request
+	log       []egress.Request
 	dropped   int
 	wg        sync.WaitGroup
 }
 
-// CheckConfig reports the first thing wrong with cfg: a malformed rule,
-// name or address, or a credential that could never be used.
-func CheckConfig(cfg Config) error {
-	_, err := New(cfg)
-	return err
-}
-
 // New returns a proxy enforcing cfg.
-func New(cfg Config) (*Proxy, error) {
-	rules, err := NewRules(cfg.Allow, cfg.Deny)
+func New(cfg egress.Config) (*Proxy, error) {
+	c, err := egress.Compile(cfg)
 	if err != nil {
 		return nil, err
 	}
 	p := &Proxy{
-		rules:     rules,
-		creds:     map[string]Credential{},
-		resolve:   map[string]netip.Addr{},
-		logLimit:  cfg.LogLimit,
+		rules:     c.Rules,
+		creds:     c.Credentials,
+		resolve:   c.Resolve,
+		logLimit:  c.LogLimit,
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[net.Conn]struct{}{},
 	}
-	if p.logLimit <= 0 {
-		p.logLimit = DefaultLogLimit
-	}
-	for name, addr := range cfg.Resolve {
-		t, err := ParseTarget(name, 1)
-		if err != nil || t.Addr.IsValid() {
-			return nil, fmt.Errorf("resolve: %q is not a name", name)
-		}
-		a, err := netip.ParseAddr(addr)
-		if err != nil || a.Zone() != "" {
-			return nil, fmt.Errorf("resolve: %s: %q is not an IP address", name, addr)
-		}
-		p.resolve[t.Host] = a.Unmap()
-	}
-	for _, c := range cfg.Credentials {
-		t, err := parseDestination(c.Destination)
-		if err != nil {
-			return nil, fmt.Errorf("credential %s: %w", c, err)
-		}
-		if err := checkHeader(c.Header, c.Value); err != nil {
-			return nil, fmt.Errorf("credential %s: %w", c, err)
-		}
-		if d := rules.Decide(t); !d.Allowed {
-			return nil, fmt.Errorf("credential %s: the rules refuse %s (%s), so it would never be sent", c, t, d.Rule)
-		}
-		if _, dup := p.creds[t.String()]; dup {
-			return nil, fmt.Errorf("credential %s: a second credential for %s", c, t)
-		}
-		p.creds[t.String()] = c
-	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
-}
-
-// parseDestination parses one exact host:port.
-func parseDestination(s string) (Target, error) {
-	host, portText, err := net.SplitHostPort(s)
-	if err != nil {
-		return Target{}, fmt.Errorf("%w: destination %q: want host:port", ErrPattern, s)
-	}
-	if strings.Contains(host, "*") {
-		return Target{}, fmt.Errorf("%w: destination %q: one host, no wildcard", ErrPattern, s)
-	}
-	port, err := parsePort(portText)
-	if err != nil {
-		return Target{}, fmt.Errorf("%w: destination %q: %v", ErrPattern, s, err)
-	}
-	return ParseTarget(host, port)
-}
-
-// checkHeader refuses a header the proxy must not set: a malformed name,
-// one that frames the message or the connection, or a value that would
-// end the header.
-func checkHeader(name, value string) error {
-	if name == "" {
-		return errors.New("no header name")
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return fmt.Errorf("header name %q: character %q", name, c)
-		}
-	}
-	if slices.Contains(framingHeaders, strings.ToLower(name)) {
-		return fmt.Errorf("header %s frames the request or the connection; the proxy sets it itself", name)
-	}
-	if value == "" {
-		return errors.New("an empty value")
-	}
-	if strings.ContainsAny(value, "\r\n\x00") {
-		return errors.New("a value with a line break or NUL")
-	}
-	return nil
 }
 
 // Serve accepts connections on l and serves them until the proxy is
@@ -247,7 +123,7 @@ func (p *Proxy) admit(c net.Conn) bool {
 	case p.active >= maxConns:
 		p.mu.Unlock()
 		c.Close()
-		p.record(Request{Time: time.Now(), Rule: fmt.Sprintf("more than %d connections at once", maxConns)})
+		p.record(egress.Request{Time: time.Now(), Rule: fmt.Sprintf("more than %d connections at once", maxConns)})
 		return false
 	}
 	p.active++
@@ -313,7 +189,7 @@ func (p *Proxy) Close() error {
 }
 
 // record logs r, or counts it past the log's limit.
-func (p *Proxy) record(r Request) {
+func (p *Proxy) record(r egress.Request) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.log) < p.logLimit {
@@ -326,17 +202,17 @@ func (p *Proxy) record(r Request) {
 // Note logs something the proxy itself has to say about the run, as a
 // refused request without a destination (why it cannot serve, say).
 func (p *Proxy) Note(why string) {
-	p.record(Request{Time: time.Now(), Rule: why})
+	p.record(egress.Request{Time: time.Now(), Rule: why})
 }
 
 // Requests returns the log, in the order the requests arrived.
-func (p *Proxy) Requests() []Request {
+func (p *Proxy) Requests() []egress.Request {
 	p.mu.Lock()
 	out := slices.Clone(p.log)
 	p.mu.Unlock()
-	slices.SortStableFunc(out, func(a, b Request) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(out, func(a, b egress.Request) int { return a.Time.Compare(b.Time) })
 	if out == nil {
-		out = []Request{}
+		out = []egress.Request{}
 	}
 	return out
 }
@@ -350,7 +226,7 @@ func (p *Proxy) Dropped() int {
 
 // decide judges a request for t on a connection whose earlier decision,
 // if any, is *first.
-func (p *Proxy) decide(t Target, first **Decision) Decision {
+func (p *Proxy) decide(t egress.Target, first **egress.Decision) egress.Decision {
 	if *first != nil && mutants.On(mutants.EgressDecideOnce) {
 		// The defect: the connection was judged at its first request, as
 		// a proxy does that decides per connection and then relays.
@@ -370,18 +246,18 @@ func (p *Proxy) decide(t Target, first **Decision) Decision {
 
 // byAddress is the EgressIPByAddress defect: d, unless an exactly named
 // allowed host resolves to t's address.
-func (p *Proxy) byAddress(t Target, d Decision) Decision {
-	for _, pat := range p.rules.exactNames(t.Port) {
-		addrs, err := p.lookup(Target{Host: pat.name, Port: t.Port})
+func (p *Proxy) byAddress(t egress.Target, d egress.Decision) egress.Decision {
+	for _, pat := range p.rules.ExactNames(t.Port) {
+		addrs, err := p.lookup(egress.Target{Host: pat.Name(), Port: t.Port})
 		if err == nil && slices.Contains(addrs, t.Addr) {
-			return Decision{Allowed: true, Rule: "allow " + pat.text}
+			return egress.Decision{Allowed: true, Rule: "allow " + pat.String()}
 		}
 	}
 	return d
 }
 
 // credentialFor returns the credential for t, or nil.
-func (p *Proxy) credentialFor(t Target) *Credential {
+func (p *Proxy) credentialFor(t egress.Target) *egress.Credential {
 	if c, ok := p.creds[t.String()]; ok {
 		return &c
 	}
@@ -399,7 +275,7 @@ func (p *Proxy) credentialFor(t Target) *Credential {
 // what the map says; any other name is asked of DNS, whose answers inside
 // the host's own networks are dropped: the proxy runs on the host, and an
 // allowed name must not become a way to the host's own services.
-func (p *Proxy) lookup(t Target) ([]netip.Addr, error) {
+func (p *Proxy) lookup(t egress.Target) ([]netip.Addr, error) {
 	if t.Addr.IsValid() {
 		return []netip.Addr{t.Addr}, nil
 	}
@@ -456,7 +332,7 @@ func (e *deniedError) logRule() string {
 // refused (*deniedError) before any address is tried: whichever of its
 // addresses the connection would take, a name that leads to a denied
 // address is not one to trust with the others.
-func (p *Proxy) dial(t Target) (net.Conn, error) {
+func (p *Proxy) dial(t egress.Target) (net.Conn, error) {
 	addrs, err := p.lookup(t)
 	if err != nil {
 		return nil, err
@@ -465,8 +341,8 @@ func (p *Proxy) dial(t Target) (net.Conn, error) {
 		for _, a := range addrs {
 			// The defect's site is asked only where a deny rule names the
 			// address, where it can change the answer.
-			if rule, denied := p.rules.deniedAddress(a, t.Port); denied && !mutants.On(mutants.EgressDenyByName) {
-				return nil, &deniedError{rule: "deny " + rule.text, name: t.Host, addr: a}
+			if rule, denied := p.rules.DeniedAddress(a, t.Port); denied && !mutants.On(mutants.EgressDenyByName) {
+				return nil, &deniedError{rule: "deny " + rule.String(), name: t.Host, addr: a}
 			}
 		}
 	}

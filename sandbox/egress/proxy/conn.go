@@ -1,4 +1,4 @@
-package egress
+package proxy
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"sandboxlab/sandbox/egress"
 )
 
 // hopHeaders are the headers of one connection, never passed on
@@ -17,13 +19,6 @@ import (
 var hopHeaders = []string{
 	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 	"Te", "Trailer", "Transfer-Encoding", "Upgrade",
-}
-
-// framingHeaders are those a credential may not be: they frame the
-// message or the connection, or name the destination. Lower case.
-var framingHeaders = []string{
-	"host", "content-length", "transfer-encoding", "connection", "proxy-connection", "keep-alive",
-	"te", "trailer", "upgrade", "expect", "proxy-authorization", "proxy-authenticate",
 }
 
 // errHeaderTooLarge is the read error past maxHeaderBytes.
@@ -67,7 +62,7 @@ func (c *countWriter) Write(b []byte) (int, error) {
 func (p *Proxy) serveConn(c net.Conn) {
 	lim := &headerLimit{r: c}
 	br := bufio.NewReader(lim)
-	var first *Decision // the connection's first decision (see decide)
+	var first *egress.Decision // the connection's first decision (see decide)
 	for {
 		lim.n = maxHeaderBytes
 		req, err := http.ReadRequest(br)
@@ -95,43 +90,43 @@ func (p *Proxy) malformed(c net.Conn, err error) {
 		status, why = http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("request head over %d bytes", maxHeaderBytes)
 	}
 	reply(c, status, why)
-	p.record(Request{Time: time.Now(), Rule: why, Status: status})
+	p.record(egress.Request{Time: time.Now(), Rule: why, Status: status})
 }
 
 // target returns the destination of req: a CONNECT's authority, or a
 // forwarded request's absolute http URL (port 80 by default).
-func target(req *http.Request) (Target, string, error) {
+func target(req *http.Request) (egress.Target, string, error) {
 	raw := req.URL.Host
 	if req.Method == http.MethodConnect {
 		host, portText, err := net.SplitHostPort(raw)
 		if err != nil || req.URL.Path != "" {
-			return Target{}, raw, fmt.Errorf("CONNECT wants host:port, got %q", req.RequestURI)
+			return egress.Target{}, raw, fmt.Errorf("CONNECT wants host:port, got %q", req.RequestURI)
 		}
 		port, err := strconv.Atoi(portText)
 		if err != nil {
-			return Target{}, raw, fmt.Errorf("port %q", portText)
+			return egress.Target{}, raw, fmt.Errorf("port %q", portText)
 		}
-		t, err := ParseTarget(host, port)
+		t, err := egress.ParseTarget(host, port)
 		return t, raw, err
 	}
 	switch {
 	case req.URL.Scheme == "https":
-		return Target{}, raw, errors.New("an https:// URL is sent as CONNECT (the proxy does not open TLS for the program)")
+		return egress.Target{}, raw, errors.New("an https:// URL is sent as CONNECT (the proxy does not open TLS for the program)")
 	case req.URL.Scheme != "http" || raw == "":
-		return Target{}, raw, errors.New("not a proxy request: want an absolute http:// URL or CONNECT (is HTTP_PROXY set?)")
+		return egress.Target{}, raw, errors.New("not a proxy request: want an absolute http:// URL or CONNECT (is HTTP_PROXY set?)")
 	}
 	port, err := portOf(req.URL.Port(), 80)
 	if err != nil {
-		return Target{}, raw, fmt.Errorf("port %q", req.URL.Port())
+		return egress.Target{}, raw, fmt.Errorf("port %q", req.URL.Port())
 	}
-	t, err := ParseTarget(req.URL.Hostname(), port)
+	t, err := egress.ParseTarget(req.URL.Hostname(), port)
 	return t, raw, err
 }
 
 // begin reads req's destination and decides it, returning the log entry
 // so far. A destination that cannot be read is refused, its text quoted.
-func (p *Proxy) begin(req *http.Request, first **Decision) (Request, Target, bool) {
-	e := Request{Time: time.Now(), Method: req.Method}
+func (p *Proxy) begin(req *http.Request, first **egress.Decision) (egress.Request, egress.Target, bool) {
+	e := egress.Request{Time: time.Now(), Method: req.Method}
 	t, raw, err := target(req)
 	if err != nil {
 		e.Host, e.Rule = strconv.Quote(truncate(raw, 255)), "malformed destination: "+err.Error()
@@ -145,7 +140,7 @@ func (p *Proxy) begin(req *http.Request, first **Decision) (Request, Target, boo
 
 // tunnel answers a CONNECT: refused, or a byte stream to the destination
 // (not inspected) until either side is done.
-func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request, first **Decision) {
+func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request, first **egress.Decision) {
 	e, t, ok := p.begin(req, first)
 	defer func() { p.record(e) }()
 	if !ok {
@@ -193,7 +188,7 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request, first **
 // dialFailed answers a request whose destination could not be reached:
 // refused when its name resolved to a denied address (the log names the
 // deny rule), a bad gateway otherwise.
-func (p *Proxy) dialFailed(c net.Conn, e *Request, t Target, err error) {
+func (p *Proxy) dialFailed(c net.Conn, e *egress.Request, t egress.Target, err error) {
 	var denied *deniedError
 	if errors.As(err, &denied) {
 		e.Allowed, e.Rule = false, denied.logRule()
@@ -216,7 +211,7 @@ func closeWrite(c net.Conn) {
 // destination (with the credential for it, if any) and the response
 // passed back. It reports whether the connection may serve another
 // request.
-func (p *Proxy) forward(c net.Conn, req *http.Request, first **Decision) bool {
+func (p *Proxy) forward(c net.Conn, req *http.Request, first **egress.Decision) bool {
 	e, t, ok := p.begin(req, first)
 	defer func() { p.record(e) }()
 	if !ok {
@@ -332,7 +327,7 @@ func delimited(resp *http.Response, method string) bool {
 }
 
 // refuse answers a refused request with 403 and why, and returns the status.
-func refuse(c net.Conn, e Request) int {
+func refuse(c net.Conn, e egress.Request) int {
 	status := http.StatusForbidden
 	if strings.HasPrefix(e.Rule, "malformed") {
 		status = http.StatusBadRequest

@@ -1,4 +1,4 @@
-package egress
+package proxy
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"sandboxlab/sandbox/egress"
 	"sandboxlab/sandbox/evidence"
 )
 
@@ -31,7 +32,7 @@ func destination(t testing.TB, port int, echo bool) *evidence.Destination {
 
 // startProxy serves a proxy for cfg on a loopback port of the host and
 // returns it with its address; it is closed after the test.
-func startProxy(t testing.TB, cfg Config) (*Proxy, string) {
+func startProxy(t testing.TB, cfg egress.Config) (*Proxy, string) {
 	t.Helper()
 	p, err := New(cfg)
 	assert.NilError(t, err)
@@ -88,7 +89,7 @@ func TestForwardAndTunnel(t *testing.T) {
 	d := destination(t, 0, false)
 	name := "allowed.test"
 	dest := fmt.Sprintf("%s:%d", name, d.Port())
-	p, addr := startProxy(t, Config{Allow: []string{dest}, Resolve: map[string]string{name: d.IP()}})
+	p, addr := startProxy(t, egress.Config{Allow: []string{dest}, Resolve: map[string]string{name: d.IP()}})
 
 	status, body := get(t, addr, "http://"+dest+"/forwarded", nil)
 	assert.Check(t, is.Equal(status, 200))
@@ -124,7 +125,7 @@ func TestRefusals(t *testing.T) {
 	allowed := destination(t, 0, false)
 	other := destination(t, allowed.Port(), false) // same port, another address
 	port := allowed.Port()
-	p, addr := startProxy(t, Config{
+	p, addr := startProxy(t, egress.Config{
 		Allow: []string{fmt.Sprintf("*.docs.test:%d", port), fmt.Sprintf("%s:%d", "127.0.0.1", port)},
 		Deny:  []string{fmt.Sprintf("vault.docs.test:%d", port)},
 		Resolve: map[string]string{
@@ -159,7 +160,7 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 	assert.Check(t, is.Equal(rules["vault.docs.test"], fmt.Sprintf("deny vault.docs.test:%d", port)))
-	assert.Check(t, is.Equal(rules["evildocs.test"], NoRule))
+	assert.Check(t, is.Equal(rules["evildocs.test"], egress.NoRule))
 }
 
 // TestKeepAlive: each request of a keep-alive connection is decided on
@@ -168,7 +169,7 @@ func TestKeepAlive(t *testing.T) {
 	allowed := destination(t, 0, false)
 	other := destination(t, 0, false)
 	a, o := fmt.Sprintf("a.test:%d", allowed.Port()), fmt.Sprintf("o.test:%d", other.Port())
-	p, addr := startProxy(t, Config{Allow: []string{a}, Resolve: map[string]string{"a.test": allowed.IP(), "o.test": other.IP()}})
+	p, addr := startProxy(t, egress.Config{Allow: []string{a}, Resolve: map[string]string{"a.test": allowed.IP(), "o.test": other.IP()}})
 	c, err := net.Dial("tcp", addr)
 	assert.NilError(t, err)
 	defer c.Close()
@@ -196,10 +197,10 @@ func TestCredential(t *testing.T) {
 	echo := destination(t, 0, true)
 	secret := "Bearer sk-test-5f3a9c"
 	ad, ed := fmt.Sprintf("api.test:%d", api.Port()), fmt.Sprintf("echo.test:%d", echo.Port())
-	cred := Credential{Destination: ad, Header: "Authorization", Value: secret}
-	p, addr := startProxy(t, Config{
+	cred := egress.Credential{Destination: ad, Header: "Authorization", Value: secret}
+	p, addr := startProxy(t, egress.Config{
 		Allow:       []string{ad, ed},
-		Credentials: []Credential{cred},
+		Credentials: []egress.Credential{cred},
 		Resolve:     map[string]string{"api.test": api.IP(), "echo.test": echo.IP()},
 	})
 	_, body := get(t, addr, "http://"+ad+"/", http.Header{"Authorization": {"Bearer forged"}})
@@ -220,7 +221,7 @@ func TestCredential(t *testing.T) {
 	b, err := json.Marshal(log)
 	assert.NilError(t, err)
 	assert.Check(t, !strings.Contains(string(b), "sk-test"))
-	b, err = json.Marshal(Config{Credentials: []Credential{cred}})
+	b, err = json.Marshal(egress.Config{Credentials: []egress.Credential{cred}})
 	assert.NilError(t, err)
 	assert.Check(t, !strings.Contains(string(b), "sk-test"))
 	assert.Check(t, !strings.Contains(fmt.Sprintf("%v %+v %#v", cred, cred, cred), "sk-test"))
@@ -230,20 +231,20 @@ func TestCredential(t *testing.T) {
 // reframe the request, are refused.
 func TestBadConfig(t *testing.T) {
 	for _, tc := range []struct {
-		cfg Config
+		cfg egress.Config
 		why string
 	}{
-		{Config{Allow: []string{"a.test:80"}, Credentials: []Credential{{"b.test:80", "X-Key", "v"}}}, "would never be sent"},
-		{Config{Allow: []string{"*.a.test:80"}, Deny: []string{"x.a.test:80"}, Credentials: []Credential{{"x.a.test:80", "X-Key", "v"}}}, "deny x.a.test:80"},
-		{Config{Allow: []string{"*.a.test:80"}, Credentials: []Credential{{"*.a.test:80", "X-Key", "v"}}}, "no wildcard"},
-		{Config{Allow: []string{"a.test:80"}, Credentials: []Credential{{"a.test:80", "Host", "v"}}}, "frames"},
-		{Config{Allow: []string{"a.test:80"}, Credentials: []Credential{{"a.test:80", "X Key", "v"}}}, "character"},
-		{Config{Allow: []string{"a.test:80"}, Credentials: []Credential{{"a.test:80", "X-Key", "v\r\nX-Other: 1"}}}, "line break"},
-		{Config{Allow: []string{"a.test:80"}, Resolve: map[string]string{"a.test": "localhost"}}, "not an IP address"},
-		{Config{Allow: []string{"a.test:80"}, Resolve: map[string]string{"127.0.0.1": "127.0.0.2"}}, "not a name"},
-		{Config{Allow: []string{"a.test"}}, "want host:port"},
+		{egress.Config{Allow: []string{"a.test:80"}, Credentials: []egress.Credential{{Destination: "b.test:80", Header: "X-Key", Value: "v"}}}, "would never be sent"},
+		{egress.Config{Allow: []string{"*.a.test:80"}, Deny: []string{"x.a.test:80"}, Credentials: []egress.Credential{{Destination: "x.a.test:80", Header: "X-Key", Value: "v"}}}, "deny x.a.test:80"},
+		{egress.Config{Allow: []string{"*.a.test:80"}, Credentials: []egress.Credential{{Destination: "*.a.test:80", Header: "X-Key", Value: "v"}}}, "no wildcard"},
+		{egress.Config{Allow: []string{"a.test:80"}, Credentials: []egress.Credential{{Destination: "a.test:80", Header: "Host", Value: "v"}}}, "frames"},
+		{egress.Config{Allow: []string{"a.test:80"}, Credentials: []egress.Credential{{Destination: "a.test:80", Header: "X Key", Value: "v"}}}, "character"},
+		{egress.Config{Allow: []string{"a.test:80"}, Credentials: []egress.Credential{{Destination: "a.test:80", Header: "X-Key", Value: "v\r\nX-Other: 1"}}}, "line break"},
+		{egress.Config{Allow: []string{"a.test:80"}, Resolve: map[string]string{"a.test": "localhost"}}, "not an IP address"},
+		{egress.Config{Allow: []string{"a.test:80"}, Resolve: map[string]string{"127.0.0.1": "127.0.0.2"}}, "not a name"},
+		{egress.Config{Allow: []string{"a.test"}}, "want host:port"},
 	} {
-		err := CheckConfig(tc.cfg)
+		err := egress.CheckConfig(tc.cfg)
 		assert.Check(t, is.ErrorContains(err, tc.why))
 		if err != nil {
 			assert.Check(t, !strings.Contains(err.Error(), "v\r\n"), "the error holds no value")
@@ -253,7 +254,7 @@ func TestBadConfig(t *testing.T) {
 
 // TestMalformed: what is not a proxy request is refused and logged.
 func TestMalformed(t *testing.T) {
-	p, addr := startProxy(t, Config{Allow: []string{"a.test:80"}})
+	p, addr := startProxy(t, egress.Config{Allow: []string{"a.test:80"}})
 	for _, raw := range []string{
 		"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n",                   // origin-form: not for a proxy
 		"GET https://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n",     // TLS is the program's, through CONNECT
@@ -283,7 +284,7 @@ func TestMalformed(t *testing.T) {
 func TestCloseEndsTunnels(t *testing.T) {
 	d := destination(t, 0, false)
 	dest := fmt.Sprintf("t.test:%d", d.Port())
-	p, addr := startProxy(t, Config{Allow: []string{dest}, Resolve: map[string]string{"t.test": d.IP()}})
+	p, addr := startProxy(t, egress.Config{Allow: []string{dest}, Resolve: map[string]string{"t.test": d.IP()}})
 	c, br, status := connect(t, addr, dest)
 	assert.Assert(t, is.Equal(status, 200))
 	// A keep-alive request: the destination keeps the connection, so
@@ -307,12 +308,12 @@ func TestCloseEndsTunnels(t *testing.T) {
 // TestInternalAddresses: what DNS may not point an allowed name at.
 func TestInternalAddresses(t *testing.T) {
 	for _, s := range []string{"127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.0.1", "169.254.1.1", "::1", "fe80::1", "fc00::1", "0.0.0.0", "224.0.0.1"} {
-		a, err := ParseTarget(s, 1)
+		a, err := egress.ParseTarget(s, 1)
 		assert.NilError(t, err)
 		assert.Check(t, internal(a.Addr), s)
 	}
 	for _, s := range []string{"93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"} {
-		a, err := ParseTarget(s, 1)
+		a, err := egress.ParseTarget(s, 1)
 		assert.NilError(t, err)
 		assert.Check(t, !internal(a.Addr), s)
 	}
@@ -321,7 +322,7 @@ func TestInternalAddresses(t *testing.T) {
 // TestConnectionCap: past maxConns connections at once, a new one is
 // closed and logged, and the ones served go on.
 func TestConnectionCap(t *testing.T) {
-	p, addr := startProxy(t, Config{Allow: []string{"a.test:80"}})
+	p, addr := startProxy(t, egress.Config{Allow: []string{"a.test:80"}})
 	var held []net.Conn
 	for range maxConns {
 		c, err := net.Dial("tcp", addr)
@@ -365,7 +366,7 @@ func TestDenyByAddress(t *testing.T) {
 	wiki := destination(t, vault.Port(), false)
 	port := vault.Port()
 	deny := fmt.Sprintf("%s:%d", vault.IP(), port)
-	p, addr := startProxy(t, Config{
+	p, addr := startProxy(t, egress.Config{
 		Allow: []string{fmt.Sprintf("*.corp.test:%d", port), fmt.Sprintf("mirror.example.test:%d", port), fmt.Sprintf("%s:*", wiki.IP())},
 		Deny:  []string{deny},
 		Resolve: map[string]string{"wiki.corp.test": wiki.IP(), "vault-alias.corp.test": vault.IP(),
@@ -395,5 +396,15 @@ func TestDenyByAddress(t *testing.T) {
 	}
 	want := "deny " + deny + " (%s resolves to " + vault.IP() + ")"
 	assert.Check(t, is.DeepEqual(rules, []string{fmt.Sprintf(want, "vault-alias.corp.test"), fmt.Sprintf(want, "mirror.example.test"),
-		fmt.Sprintf(want, "vault-alias.corp.test"), NoRule}))
+		fmt.Sprintf(want, "vault-alias.corp.test"), egress.NoRule}))
+}
+
+// TestRegistered: importing this package gives package egress its server.
+func TestRegistered(t *testing.T) {
+	assert.Assert(t, egress.Linked())
+	s, err := egress.NewServer(egress.Config{Allow: []string{"a.test:80"}})
+	assert.NilError(t, err)
+	_, ok := s.(*Proxy)
+	assert.Check(t, ok, "the server is a %T", s)
+	assert.NilError(t, s.Close())
 }
