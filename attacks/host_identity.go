@@ -9,12 +9,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sandboxlab/sandbox"
 	"sandboxlab/sandbox/cgroup"
 )
 
 var hostIdentitySpec = &spec{
 	id:        "host_identity",
-	escapes:   "reads the host's name, boot id or kernel command line, sees a lock a host process holds, or names its control group as the host does",
+	escapes:   "reads the host's name, boot id or kernel command line, sees a lock a host process holds, names its control group as the host does, or finds its session's path on the host",
 	firstStop: 6,
 	new:       func() attack { return &hostIdentity{} },
 	elsewhere: elsewhere{harmlessAsRoot: true},
@@ -60,6 +61,10 @@ func (h *hostIdentity) setup(e *env) error {
 
 func (h *hostIdentity) judge(e *env) verdict {
 	var got []string
+	// The session's directory has a random name of the harness's making:
+	// a line that holds it came from the host's view of the session.
+	session := filepath.Base(e.session.Dir())
+	sessionSeen := false
 	for _, line := range strings.Split(e.res.Stdout, "\n") {
 		key, value, _ := strings.Cut(line, "=")
 		switch {
@@ -71,6 +76,11 @@ func (h *hostIdentity) judge(e *env) verdict {
 			got = append(got, "the kernel's command line")
 		case key == "lock" && strings.Contains(value+" ", h.inode):
 			got = append(got, "the host's lock on inode "+strings.Trim(h.inode, ": "))
+		case (key == "cwd" || key == "env" || key == "mount") && strings.Contains(value, session):
+			if !sessionSeen {
+				sessionSeen = true
+				got = append(got, "its session's host path in its "+map[string]string{"cwd": "working directory", "env": "environment", "mount": "mount table"}[key]+": "+strconv.Quote(value))
+			}
 		case key == "cgroup" && strings.Contains(value, "/"+cgroup.RunPrefix):
 			// The run's group by its host name, which holds the
 			// harness's pid and start.
@@ -80,6 +90,6 @@ func (h *hostIdentity) judge(e *env) verdict {
 	if len(got) > 0 {
 		return escaped("the program read %s", strings.Join(got, ", "))
 	}
-	return e.programLayer(e.policy.Hardened.OwnIdentity, "own identity: its own host name, /proc's identity masked",
+	return e.programLayer(e.policy.Hardened.OwnIdentity, "own identity: its own host name, /proc's identity masked, the session at "+sandbox.SessionMount,
 		"none of the host's identity in the output (%d lines)", strings.Count(e.res.Stdout, "\n"))
 }

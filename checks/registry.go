@@ -29,6 +29,7 @@ var hardening = []*Check{
 	diskCappedInRun,
 	// L6 shares nothing with the host.
 	noHostIdentity,
+	noHostSessionPath,
 	noMachineAIO,
 	noHostWatch,
 	noHostWriteback,

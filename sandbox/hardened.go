@@ -24,7 +24,7 @@ var (
 // landlockRules are the init's Landlock rules for running c in the
 // session directory dir under p.
 func landlockRules(p Policy, c Command, dir string) landlock.Rules {
-	rw := append([]string{dir}, p.Filesystem.Private...)
+	rw := append([]string{sessionAt(p, dir)}, p.Filesystem.Private...)
 	rw = append(rw, landlockDevices...)
 	if mutants.On(mutants.LandlockWideWrite) {
 		// The defect: write granted beneath /, as a sandbox does when a
@@ -36,7 +36,7 @@ func landlockRules(p Policy, c Command, dir string) landlock.Rules {
 		// The program's root holds nothing else of the system.
 		system = append(expandPaths(p.Filesystem.Expose), "/dev", "/proc")
 	}
-	return landlock.Rules{ReadExec: append(slices.Clone(system), c.Path), ReadWrite: rw}
+	return landlock.Rules{ReadExec: append(slices.Clone(system), inside(p, dir, c.Path)), ReadWrite: rw}
 }
 
 // runGroup is a run's control group on the harness's side: made before

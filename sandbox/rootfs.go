@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sandboxlab/mutants"
+	"sandboxlab/sandbox/boot"
 )
 
 // The allowlist root (Filesystem.Expose, L6): the program's / is a fresh,
@@ -45,11 +46,44 @@ func DefaultExposed() []string {
 	}
 }
 
+// SessionMount is where an L6 program finds its session: its own root
+// holds the session there, so that the session's path on the host (and
+// with it the harness's temporary directory) shows in nothing the program
+// can read: its working directory, HOME, TMPDIR or mount table.
+const SessionMount = "/session"
+
+// sessionAt is where the program under p finds the session directory
+// dir: SessionMount in a root of its own with an identity of its own
+// (L6), else dir itself.
+func sessionAt(p Policy, dir string) string {
+	if !ownRoot(p) || !p.Hardened.OwnIdentity || mutants.On(mutants.SessionHostPath) {
+		// The defect: the session is bound where the host keeps it, as a
+		// sandbox does that binds the working directory at its own path.
+		return dir
+	}
+	return SessionMount
+}
+
+// inside is path, a host path, as the program under p with the session
+// directory dir sees it.
+func inside(p Policy, dir, path string) string {
+	at := sessionAt(p, dir)
+	if at == dir {
+		return path
+	}
+	return boot.InsideSession(path, dir, at)
+}
+
+// ownRoot reports whether the init builds p's allowlist root.
+func ownRoot(p Policy) bool {
+	return len(p.Filesystem.Expose) > 0 && !mutants.On(mutants.NoAllowlistRoot)
+}
+
 // addRoot gives the init the allowlist root p asks for, and takes the
 // hidden and private directories and the session over from the L5
 // steps, which would otherwise cover them in the old root for nothing.
 func (l *launch) addRoot(p Policy, c Command, dir string) {
-	if len(p.Filesystem.Expose) == 0 || mutants.On(mutants.NoAllowlistRoot) {
+	if !ownRoot(p) {
 		return
 	}
 	expose := p.Filesystem.Expose
@@ -61,6 +95,9 @@ func (l *launch) addRoot(p Policy, c Command, dir string) {
 	}
 	l.cfg.Root = &rootSpec{Expose: expandPaths(expose), Private: cleanPaths(l.cfg.Private),
 		Session: dir, Program: c.Path, Hide: cleanPaths(l.cfg.Hide)}
+	if at := sessionAt(p, dir); at != dir {
+		l.cfg.Root.SessionAt = at
+	}
 	l.cfg.Private, l.cfg.Hide, l.cfg.Session = nil, nil, ""
 	l.attr.Cloneflags |= unix.CLONE_NEWNS
 	l.cfg.PrivateMounts = true

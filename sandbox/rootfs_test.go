@@ -144,3 +144,33 @@ func TestExposeValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionAtFixedPath: at L6 the session is at SessionMount, and the
+// program finds everything there, itself included when it lies in the
+// session, whether its init started cold or was prestarted; at L5 the
+// session stays at its host path.
+func TestSessionAtFixedPath(t *testing.T) {
+	root := testRoot(t)
+	s, err := NewSession(Options{Policy: MustPreset(6), Root: root})
+	assert.NilError(t, err)
+	defer func() { assert.Check(t, s.Close()) }()
+	prog := filepath.Join(s.Dir(), "where.sh")
+	assert.NilError(t, os.WriteFile(prog, []byte("#!/bin/sh\npwd\necho \"$HOME $TMPDIR $0\"\necho x > mine.txt\n"), 0o755))
+	id := HostIdentity()
+	assert.NilError(t, os.Chown(prog, id.UID, id.GID))
+	want := SessionMount + "\n" + SessionMount + " " + SessionMount + " " + SessionMount + "/where.sh\n"
+	for _, warm := range []bool{false, true} {
+		if warm {
+			s.Prepare(Command{Path: prog})
+		}
+		res, err := s.Run(context.Background(), Command{Path: prog})
+		assert.NilError(t, err)
+		assert.Check(t, is.Equal(res.ExitCode, 0), "warm %v: %s %s", warm, res.Reason, res.Stderr)
+		assert.Check(t, is.Equal(res.Stdout, want), "warm %v", warm)
+		_, err = os.Stat(filepath.Join(s.Dir(), "mine.txt"))
+		assert.Check(t, err, "warm %v: the program's file is not in the session", warm)
+	}
+
+	res := runPy(t, root, MustPreset(5), Command{}, "import os; print(os.getcwd())")
+	assert.Check(t, res.Stdout != SessionMount+"\n" && strings.Contains(res.Stdout, sessionPrefix), "L5 started in %q", res.Stdout)
+}

@@ -593,8 +593,8 @@ func environment(p Policy, c Command, dir string) []string {
 	return []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin",
 		"LANG=" + lang,
-		"HOME=" + dir,
-		"TMPDIR=" + dir,
+		"HOME=" + sessionAt(p, dir),
+		"TMPDIR=" + sessionAt(p, dir),
 	}
 }
 
@@ -810,6 +810,11 @@ func (l launch) command(c Command, env []string, cwd string, ps *pipes, await *o
 		return nil, fmt.Errorf("creating the init's error pipe: %w", err)
 	}
 	cmd.Path = reexec.Path(initArg0, 3+1+len(cmd.ExtraFiles))
+	if l.cfg.Root != nil {
+		// The init execs the program in its new root, where a program
+		// in the session has moved with it.
+		cmd.Args[0] = l.cfg.Root.Inside(cmd.Args[0])
+	}
 	cmd.Args = append([]string{initArg0, config}, cmd.Args...)
 	cmd.Env = append(own, cmd.Env...)
 	cmd.ExtraFiles = append([]*os.File{ps.initW}, cmd.ExtraFiles...) // initW becomes initErrFD

@@ -143,7 +143,7 @@ func (w *warmInit) begin(p Policy, c Command, dir string) (runStart, error) {
 	// A session's warm run is settled by the session (Session.settle):
 	// its Result can come at the reaper's report (see settleEarly).
 	rs := runStart{at: time.Now(), reaper: w.reaper, mono: monotonicNow(), early: w.reaper}
-	rec := goRecord{Args: append([]string{c.Path}, c.Args...), Env: environment(p, c, dir)}
+	rec := goRecord{Args: append([]string{inside(p, dir, c.Path)}, c.Args...), Env: environment(p, c, dir)}
 	if w.eg != nil && w.cmd.SysProcAttr.Cloneflags&unix.CLONE_NEWNET != 0 {
 		rec.Env = append(rec.Env, proxyEnv(EgressProxy)...)
 	}

@@ -1,7 +1,9 @@
 # host_identity: collects what names the machine it runs on, the way a
 # program fingerprints its host: the host name, the boot id, the
 # kernel's command line, the locks held on the machine and where it sits
-# in the machine's control groups (argv: token).
+# in the machine's control groups, and where its own directory lies on
+# the host: its working directory, environment and mount table name it
+# (argv: token).
 import os
 import socket
 
@@ -21,3 +23,9 @@ for line in slurp("/proc/locks").splitlines():
     print("lock=" + line)
 for line in slurp("/proc/self/cgroup").splitlines():
     print("cgroup=" + line)
+print("cwd=" + os.getcwd())
+for kv in slurp("/proc/self/environ").split("\0"):
+    if kv:
+        print("env=" + kv)
+for line in slurp("/proc/self/mountinfo").splitlines():
+    print("mount=" + line)

@@ -17,7 +17,7 @@ import (
 
 // issue43Checks are the promises of issue 43: L5's traced stop, and
 // L6's identity and machine-wide state.
-const issue43Checks = "traced_not_ended,no_host_identity,no_machine_aio,no_host_watch,no_host_writeback"
+const issue43Checks = "traced_not_ended,no_host_identity,no_host_session_path,no_machine_aio,no_host_watch,no_host_writeback"
 
 // TestSharesNothing runs issue 43's checks through the CLI as this user
 // and as an ordinary one: each passes, or, at L6 where the machine gives

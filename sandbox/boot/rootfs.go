@@ -52,8 +52,10 @@ type RootSpec struct {
 	Expose []string
 	// Private lists the scratch directories, each a private tmpfs.
 	Private []string
-	// Session is the session's directory, bound read-write at its path.
-	Session string
+	// Session is the session's directory, bound read-write at SessionAt,
+	// or at its own path when SessionAt is "".
+	Session   string
+	SessionAt string
 	// Program is the program's path, bound read-only when no exposed
 	// path or the session holds it.
 	Program string
@@ -72,7 +74,8 @@ func enterRoot(cfg *Config) error {
 // bindSource is one host path to bind into the root, cloned from the old
 // root before anything covers it.
 type bindSource struct {
-	path     string
+	path     string // on the host
+	at       string // in the new root ("": path)
 	fd       int
 	readOnly bool
 	dir      bool
@@ -109,6 +112,7 @@ func (r *RootSpec) enter() error {
 			return err
 		}
 	}
+	cwd = r.Inside(cwd)
 	if err := unix.Chdir(cwd); err != nil {
 		return fmt.Errorf("entering the working directory %s in the new root: %w", cwd, err)
 	}
@@ -160,6 +164,7 @@ func (r *RootSpec) sources(cwd string) (map[string]string, []bindSource, error) 
 		if err := add(r.Session, false); err != nil {
 			return nil, binds, err
 		}
+		binds[len(binds)-1].at = r.SessionAt
 	}
 	if r.Program != "" && !r.holds(r.Program) {
 		// A program that is not there is the exec's to report (not_found,
@@ -174,6 +179,33 @@ func (r *RootSpec) sources(cwd string) (map[string]string, []bindSource, error) 
 		}
 	}
 	return links, binds, nil
+}
+
+// Inside is the host path as the program sees it in the new root: a path
+// in the session moves with it to SessionAt; any other stays as it is.
+func (r *RootSpec) Inside(path string) string {
+	return InsideSession(path, r.Session, r.SessionAt)
+}
+
+// InsideSession is path as a program sees it whose session directory,
+// session on the host, is bound at at ("": at its own path).
+func InsideSession(path, session, at string) string {
+	if at == "" || session == "" || !Within(path, session) {
+		return path
+	}
+	rel, err := filepath.Rel(session, path)
+	if err != nil {
+		return path
+	}
+	return filepath.Join(at, rel)
+}
+
+// target is where b goes in the new root.
+func (b bindSource) target() string {
+	if b.at != "" {
+		return b.at
+	}
+	return b.path
 }
 
 // holds reports whether path is in the root without a bind of its own:
@@ -232,14 +264,14 @@ func (r *RootSpec) populate(links map[string]string, binds []bindSource) error {
 	if err := mountDev(); err != nil {
 		return err
 	}
-	sort.SliceStable(binds, func(i, j int) bool { return len(binds[i].path) < len(binds[j].path) })
+	sort.SliceStable(binds, func(i, j int) bool { return len(binds[i].target()) < len(binds[j].target()) })
 	private := slices.Clone(r.Private)
 	sort.Strings(private)
 	// The binds that private directories hold (the program, the working
 	// directory below /tmp) go after those directories are mounted.
 	var inPrivate []bindSource
 	for _, b := range binds {
-		if underAny(b.path, private) {
+		if underAny(b.target(), private) {
 			inPrivate = append(inPrivate, b)
 			continue
 		}
@@ -303,9 +335,9 @@ func mountPrivate(dir string) error {
 // attach moves the clone b to its path in the new root, making the mount
 // point first.
 func attach(b bindSource) error {
-	at := rootStaging + b.path
+	at := rootStaging + b.target()
 	if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
-		return fmt.Errorf("making the new root's %s: %w", filepath.Dir(b.path), err)
+		return fmt.Errorf("making the new root's %s: %w", filepath.Dir(b.target()), err)
 	}
 	var err error
 	if b.dir {
@@ -317,7 +349,7 @@ func attach(b bindSource) error {
 		}
 	}
 	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("making the new root's mount point %s: %w", b.path, err)
+		return fmt.Errorf("making the new root's mount point %s: %w", b.target(), err)
 	}
 	return moveClone(b, at)
 }

@@ -66,3 +66,19 @@ func TestMoveCloneOfAReplacedFile(t *testing.T) {
 	assert.NilError(t, got.err)
 	assert.Check(t, is.Equal(got.read, "new"))
 }
+
+// TestInsideSession: a path in the session moves with it; any other,
+// a sibling with the session's name as its prefix included, stays.
+func TestInsideSession(t *testing.T) {
+	for _, c := range []struct{ path, at, want string }{
+		{"/tmp/s1", "/session", "/session"},
+		{"/tmp/s1/bin/x", "/session", "/session/bin/x"},
+		{"/tmp/s10/x", "/session", "/tmp/s10/x"},
+		{"/usr/bin/python3", "/session", "/usr/bin/python3"},
+		{"/tmp/s1/x", "", "/tmp/s1/x"},
+	} {
+		if got := InsideSession(c.path, "/tmp/s1", c.at); got != c.want {
+			t.Errorf("InsideSession(%q, /tmp/s1, %q) = %q, want %q", c.path, c.at, got, c.want)
+		}
+	}
+}
