@@ -1,6 +1,7 @@
 package attacks
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 
 var hostIdentitySpec = &spec{
 	id:        "host_identity",
-	escapes:   "reads the host's name, boot id or kernel command line, sees a lock a host process holds, names its control group as the host does, or finds its session's path on the host",
+	escapes:   "reads the host's name, boot id, kernel command line, uptime or boot time, sees a lock a host process holds, names its control group as the host does, or finds its session's path on the host",
 	firstStop: 6,
 	new:       func() attack { return &hostIdentity{} },
 	elsewhere: elsewhere{harmlessAsRoot: true},
@@ -28,6 +29,8 @@ type hostIdentity struct {
 	lock                      *os.File
 	inode                     string // ":INODE ", as /proc/locks writes it
 	hostname, bootID, cmdline string
+	btime                     string
+	uptime                    float64 // the host's, in s, before the run
 }
 
 func (h *hostIdentity) setup(e *env) error {
@@ -56,6 +59,23 @@ func (h *hostIdentity) setup(e *env) error {
 		return err
 	}
 	h.bootID, h.cmdline = strings.TrimSpace(string(boot)), strings.TrimSpace(string(cmdline))
+	up, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return err
+	}
+	upS, _, _ := strings.Cut(string(up), " ")
+	if h.uptime, err = strconv.ParseFloat(upS, 64); err != nil {
+		return fmt.Errorf("reading the host's /proc/uptime %q: %w", up, err)
+	}
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(stat), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			h.btime = v
+		}
+	}
 	return nil
 }
 
@@ -72,6 +92,12 @@ func (h *hostIdentity) judge(e *env) verdict {
 			got = append(got, "the host name "+strconv.Quote(value))
 		case key == "boot_id" && value == h.bootID:
 			got = append(got, "the boot id "+value)
+		case key == "btime" && value == h.btime:
+			got = append(got, "the host's boot time "+value)
+		case key == "uptime" && h.uptime >= 5 && atLeast(value, h.uptime-2):
+			// Up for as long as the host was before the run: the host's
+			// clock, not one that started with the run.
+			got = append(got, "the host's uptime "+value+" s")
 		case key == "cmdline" && h.cmdline != "" && value == h.cmdline:
 			got = append(got, "the kernel's command line")
 		case key == "lock" && strings.Contains(value+" ", h.inode):
@@ -90,6 +116,12 @@ func (h *hostIdentity) judge(e *env) verdict {
 	if len(got) > 0 {
 		return escaped("the program read %s", strings.Join(got, ", "))
 	}
-	return e.programLayer(e.policy.Hardened.OwnIdentity, "own identity: its own host name, /proc's identity masked, the session at "+sandbox.SessionMount,
+	return e.programLayer(e.policy.Hardened.OwnIdentity, "own identity: its own host name, /proc's identity masked, its own clocks, the session at "+sandbox.SessionMount,
 		"none of the host's identity in the output (%d lines)", strings.Count(e.res.Stdout, "\n"))
+}
+
+// atLeast reports whether value, a number of seconds, is at least min.
+func atLeast(value string, min float64) bool {
+	v, err := strconv.ParseFloat(value, 64)
+	return err == nil && v >= min
 }

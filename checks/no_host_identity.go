@@ -19,7 +19,7 @@ var readIdentity string
 var noHostIdentity = &Check{
 	ID:      "no_host_identity",
 	Suite:   verdict.Hardening,
-	Promise: "at L6 the program reads none of the host's identity: its host name, boot id, kernel command line, file locks or control groups",
+	Promise: "at L6 the program reads none of the host's identity: its host name, boot id, kernel command line, file locks, control groups, uptime or boot time",
 	Level:   6,
 	Body: func(t *T) {
 		// The host holds a lock of its own, so that the kernel's list of
@@ -48,8 +48,14 @@ var noHostIdentity = &Check{
 			f := strings.SplitN(line, ":", 3) // ID:CONTROLLERS:PATH
 			t.Check(len(f) == 3 && f[2] == "/", "the program's /proc/self/cgroup names a group below the host's: %q", line)
 		}
-		t.Evidence("the host is %q, boot %s, and holds a lock on inode %s; the program read host name %q, boot id %q, command line %q, locks %q, control groups %q",
-			host["nodename"], host["boot_id"], strings.Trim(lockInode, ": "), seen["nodename"], seen["boot_id"], seen["cmdline"], seen["locks"], seen["cgroup"])
+		// The host has been up for longer than the run: a program on its
+		// own clocks reads less, and a boot time other than the host's.
+		hostUp, _ := strconv.ParseFloat(host["uptime"], 64)
+		up, err := strconv.ParseFloat(seen["uptime"], 64)
+		t.Check(err == nil && (hostUp < 5 || up < hostUp-2), "the program's /proc/uptime is %q, the host's %s s", seen["uptime"], host["uptime"])
+		t.Check(seen["btime"] != "" && seen["btime"] != host["btime"], "the program's /proc/stat gives the host's boot time %q", seen["btime"])
+		t.Evidence("the host is %q, boot %s, up %s s since %s, and holds a lock on inode %s; the program read host name %q, boot id %q, command line %q, locks %q, control groups %q, up %s s since %s",
+			host["nodename"], host["boot_id"], host["uptime"], host["btime"], strings.Trim(lockInode, ": "), seen["nodename"], seen["boot_id"], seen["cmdline"], seen["locks"], seen["cgroup"], seen["uptime"], seen["btime"])
 	},
 }
 
@@ -65,6 +71,17 @@ func hostIdentity(t *T) map[string]string {
 		out[key] = strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", " | ")
 	}
 	t.Assert(out["boot_id"] != "", "the host has no boot id to compare")
+	up, err := os.ReadFile("/proc/uptime")
+	t.NilError(err)
+	out["uptime"], _, _ = strings.Cut(string(up), " ")
+	stat, err := os.ReadFile("/proc/stat")
+	t.NilError(err)
+	for _, line := range strings.Split(string(stat), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			out["btime"] = v
+		}
+	}
+	t.Assert(out["btime"] != "", "the host's /proc/stat has no boot time to compare")
 	return out
 }
 

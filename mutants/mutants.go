@@ -72,6 +72,7 @@ const (
 	ProcIdentityOpen ID = "proc_identity_open"
 	CgroupNSShared   ID = "cgroup_ns_shared"
 	SessionHostPath  ID = "session_host_path"
+	UptimeShared     ID = "uptime_shared"
 	AIOAllowed       ID = "aio_allowed"
 	InotifyAllowed   ID = "inotify_allowed"
 	SyncAllowed      ID = "sync_allowed"
@@ -129,6 +130,7 @@ var hardening = []Defect{
 	{HostnameShared, "the L6 init leaves the host's name in the run's own UTS namespace", "sandbox/boot/init.go", verdict.Hardening},
 	{ProcIdentityOpen, "the L6 init leaves /proc's boot id, kernel command line and lock list unmasked: they are the host's", "sandbox/boot/init.go", verdict.Hardening},
 	{CgroupNSShared, "the L6 run has no cgroup namespace of its own: /proc/self/cgroup names its group as the host does, with the harness's pid and start", "sandbox/boot/init.go", verdict.Hardening},
+	{UptimeShared, "the L6 init gives the program no time namespace: /proc/uptime and /proc/stat's boot time are the host's", "sandbox/boot/init.go", verdict.Hardening},
 	{SessionHostPath, "the L6 root holds the session at its host path, not at /session: the program's working directory, HOME, TMPDIR and mount table name it", "sandbox/rootfs.go", verdict.Hardening},
 	{AIOAllowed, "the filter lets the old asynchronous I/O calls through: io_setup takes events from the machine-wide fs.aio-max-nr", "sandbox/seccomp/build.go", verdict.Hardening},
 	{InotifyAllowed, "the filter lets inotify through: a watch on the root's system directories, the host's own inodes, sees the host's processes use them", "sandbox/seccomp/build.go", verdict.Hardening},
@@ -205,6 +207,7 @@ var layers = map[ID]string{
 	ProcIdentityOpen:      "own_identity",
 	CgroupNSShared:        "own_identity",
 	SessionHostPath:       "own_identity",
+	UptimeShared:          "own_identity",
 }
 
 // Layer returns the one layer of the policy the defect weakens, or ""

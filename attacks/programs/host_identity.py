@@ -1,6 +1,6 @@
 # host_identity: collects what names the machine it runs on, the way a
 # program fingerprints its host: the host name, the boot id, the
-# kernel's command line, the locks held on the machine and where it sits
+# kernel's command line, how long it has been up and when it booted, the locks held on the machine and where it sits
 # in the machine's control groups, and where its own directory lies on
 # the host: its working directory, environment and mount table name it
 # (argv: token).
@@ -19,6 +19,10 @@ def slurp(path):
 print("nodename=" + socket.gethostname())
 print("boot_id=" + slurp("/proc/sys/kernel/random/boot_id").strip())
 print("cmdline=" + slurp("/proc/cmdline").strip())
+print("uptime=" + slurp("/proc/uptime").split(" ")[0])
+for line in slurp("/proc/stat").splitlines():
+    if line.startswith("btime "):
+        print("btime=" + line[6:])
 for line in slurp("/proc/locks").splitlines():
     print("lock=" + line)
 for line in slurp("/proc/self/cgroup").splitlines():

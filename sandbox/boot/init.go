@@ -282,6 +282,11 @@ func takeOwnIdentity(cfg *Config) error {
 			return err
 		}
 	}
+	if !mutants.On(mutants.UptimeShared) {
+		if err := ownClocks(); err != nil {
+			return err
+		}
+	}
 	if mutants.On(mutants.ProcIdentityOpen) {
 		return nil
 	}
@@ -289,6 +294,36 @@ func takeOwnIdentity(cfg *Config) error {
 		if err := hide(path); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// ownClocks gives the program a time namespace whose monotonic and boot
+// clocks start at the run's set-up: /proc/uptime and /proc/stat's btime
+// would otherwise tell how long the host has been up and when it booted,
+// which fingerprints the machine. The init itself stays on the host's
+// clocks, on which its deadline is counted; the program enters the
+// namespace at its exec (the kernel moves a task to its time namespace
+// for children when it gets a new memory map).
+func ownClocks() error {
+	if err := unix.Unshare(unix.CLONE_NEWTIME); err != nil {
+		return fmt.Errorf("unsharing a time namespace: %w", err)
+	}
+	var mono, boot unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono); err != nil {
+		return fmt.Errorf("reading the monotonic clock: %w", err)
+	}
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &boot); err != nil {
+		return fmt.Errorf("reading the boot clock: %w", err)
+	}
+	// Whole seconds back: the clocks read from 0 to 1 s at the set-up
+	// and can never go below 0, which the kernel refuses (ERANGE).
+	offsets := fmt.Sprintf("monotonic %d 0\nboottime %d 0\n", -mono.Sec, -boot.Sec)
+	// The file is the process's, and sets the offsets of its leader's
+	// namespace for children: the init sets up on its first thread, the
+	// leader (see initMain), the one that unshared.
+	if err := os.WriteFile("/proc/self/timens_offsets", []byte(offsets), 0); err != nil {
+		return fmt.Errorf("setting the time namespace's clocks: %w", err)
 	}
 	return nil
 }
