@@ -265,8 +265,10 @@ type Hardened struct {
 	// OwnIdentity gives the run an identity of its own instead of the
 	// host's: the host name "sandbox" in its UTS namespace, the boot id,
 	// the kernel's command line and the lock list of its /proc masked
-	// (the kernel shows the host's in every namespace), and a cgroup
-	// namespace rooted at the run's control group. It needs
+	// (the kernel shows the host's in every namespace), a cgroup
+	// namespace rooted at the run's control group, a time namespace whose
+	// clocks start at the run's set-up, and, in a root of its own
+	// (Filesystem.Expose), the session at SessionMount. It needs
 	// Filesystem.OwnIPC, which brings the UTS namespace, and
 	// Processes.Namespace, which brings the run's own /proc.
 	OwnIdentity bool
